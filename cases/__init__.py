@@ -1,0 +1,1 @@
+"""Case descriptions (records), their lists, and the builders that make tensors from them."""

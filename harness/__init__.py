@@ -1,0 +1,1 @@
+"""Glue between pytest and the pieces: backend choice, the kernel under test, launching, comparing."""

@@ -1,0 +1,69 @@
+"""Backend choice (--device) and the setup each backend needs before any kernel module is imported."""
+from __future__ import annotations
+
+import os
+
+import torch
+
+DEVICE_CHOICES: tuple[str, ...] = ("auto", "cpu", "cuda", "npu")
+
+
+def npu_available() -> bool:
+    """True when torch_npu imports and sees at least one Ascend card."""
+    try:
+        import torch_npu  # noqa: F401
+    except ImportError:
+        return False
+    return bool(getattr(torch, "npu", None) and torch.npu.is_available())
+
+
+def resolve(requested: str) -> str:
+    """Map `auto` to npu, then cuda, then cpu; refuse an explicit backend this machine lacks."""
+    if requested == "auto":
+        if npu_available():
+            return "npu"
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested == "npu" and not npu_available():
+        raise RuntimeError("--device npu: torch_npu is not importable or sees no Ascend device")
+    if requested == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("--device cuda: torch sees no CUDA device")
+    if requested not in DEVICE_CHOICES:
+        raise RuntimeError(f"--device {requested!r}: choose one of {', '.join(DEVICE_CHOICES)}")
+    return requested
+
+
+def prepare(device: str) -> None:
+    """On the CPU, switch Triton to its interpreter; must run before triton.jit decorates any kernel."""
+    if device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    elif os.environ.get("TRITON_INTERPRET", "0") not in ("", "0"):
+        raise RuntimeError(f"TRITON_INTERPRET is set but --device {device} asks for compiled kernels")
+
+
+def synchronize(device: str) -> None:
+    """Wait for queued kernels so a fault surfaces at the case that caused it."""
+    if device == "cuda":
+        torch.cuda.synchronize()
+    elif device == "npu":
+        torch.npu.synchronize()
+
+
+def describe(device: str) -> str:
+    """Human name of the device, for report headers."""
+    if device == "cuda":
+        return torch.cuda.get_device_name(0)
+    if device == "npu":
+        return str(torch.npu.get_device_name(0))
+    return "CPU (Triton interpreter)"
+
+
+def triton_flavour() -> str:
+    """'triton-ascend X' or 'triton X': which Triton distribution is installed."""
+    from importlib import metadata
+
+    for dist in ("triton-ascend", "triton"):
+        try:
+            return f"{dist} {metadata.version(dist)}"
+        except metadata.PackageNotFoundError:
+            continue
+    return "triton (unknown version)"

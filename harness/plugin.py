@@ -1,0 +1,122 @@
+"""The pytest plugin: --device and --kernel, backend setup before kernels import, and shared fixtures."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pytest
+import torch
+
+from harness import device as backend
+from harness.compare import Comparison, assert_comparison, compare_counts
+from harness.target import KernelUnderTest, load
+
+DEVICE_KEY = pytest.StashKey[str]()
+TARGET_KEY = pytest.StashKey[KernelUnderTest]()
+CASE_PROPERTY = "nan_case"  # user_properties name; survives xdist and lands in JUnit XML
+
+MARKERS: dict[str, str] = {
+    "nan_matrix": "the anchor's 120-case dtype x layout x shape x NaN-fraction matrix",
+    "nan_special": "IEEE special values built from raw bits",
+    "nan_contract": "get_num_nans API contract: shapes, dtypes, layouts, empty batches, no side effects",
+    "nan_reference": "the CPU references agree with each other (a failure points at the reference)",
+    "nan_harness": "self-tests of the harness code (no kernel under test involved)",
+}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("nan-harness", "NaN-count kernel precision harness")
+    group.addoption(
+        "--device",
+        choices=backend.DEVICE_CHOICES,
+        default="auto",
+        help="backend: auto picks npu, then cuda, then cpu (Triton interpreter). Default: auto",
+    )
+    group.addoption(
+        "--kernel",
+        default="kernel",
+        metavar="MODULE",
+        help="dotted module under test; must expose get_num_nans, may expose _num_nans_kernel. Default: kernel",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, doc in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {doc}")
+    if config.option.help or config.option.version:
+        return
+    try:
+        device = backend.resolve(config.getoption("--device"))
+        backend.prepare(device)
+    except RuntimeError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    module_name = config.getoption("--kernel")
+    try:
+        target = load(module_name)
+    except (ImportError, AttributeError) as exc:
+        raise pytest.UsageError(f"--kernel {module_name}: {exc}") from exc
+    config.stash[DEVICE_KEY] = device
+    config.stash[TARGET_KEY] = target
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    if TARGET_KEY not in config.stash:
+        return []
+    target = config.stash[TARGET_KEY]
+    device = config.stash[DEVICE_KEY]
+    return [
+        f"nan-harness: device {device} ({backend.describe(device)}), {backend.triton_flavour()}, torch {torch.__version__}",
+        f"nan-harness: kernel module {target.module_name} ({target.file}), NaN predicate {target.predicate_source}",
+    ]
+
+
+@pytest.fixture(scope="session")
+def device(pytestconfig: pytest.Config) -> str:
+    """The resolved backend: cpu, cuda or npu."""
+    return pytestconfig.stash[DEVICE_KEY]
+
+
+@pytest.fixture(scope="session")
+def target(pytestconfig: pytest.Config) -> KernelUnderTest:
+    """The kernel package under test."""
+    return pytestconfig.stash[TARGET_KEY]
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    """The parameters a report shows for one test; stored as a JSON user property."""
+
+    case_id: str
+    dtype: str
+    layout: str
+    shape: tuple[int, int]
+    nan: str
+    path: str
+    seed: int | None = None
+
+
+Checker = Callable[..., Comparison]
+
+
+@pytest.fixture
+def check(request: pytest.FixtureRequest, device: str) -> Checker:
+    """Compare got with expected bit-exactly, record the outcome on the test, fail with a per-row message."""
+
+    def _check(
+        got: object,
+        expected: torch.Tensor,
+        info: CaseInfo,
+        row_labels: Sequence[str] | None = None,
+    ) -> Comparison:
+        __tracebackhide__ = True
+        backend.synchronize(device)
+        result = compare_counts(
+            got, expected, device=device, case_id=info.case_id, seed=info.seed, row_labels=row_labels
+        )
+        record = {**info.__dict__, "shape": list(info.shape), **result.as_dict(), "ok": result.ok}
+        request.node.user_properties.append((CASE_PROPERTY, json.dumps(record)))
+        assert_comparison(result)
+        return result
+
+    return _check

@@ -1,0 +1,1 @@
+"""Report code; generated reports land in this folder too (git-ignored)."""

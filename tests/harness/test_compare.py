@@ -1,0 +1,53 @@
+"""The comparison catches every way a count tensor can be wrong, and says which rows."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from harness.compare import assert_comparison, compare_counts
+
+pytestmark = pytest.mark.nan_harness
+
+EXPECTED = torch.tensor([0, 37, 5], dtype=torch.int32)
+
+
+def _cmp(got: object):  # type: ignore[no-untyped-def]
+    return compare_counts(got, EXPECTED, device="cpu", case_id="fp16-x-3x8-nan0.5", seed=42)
+
+
+def test_equal_passes() -> None:
+    result = _cmp(EXPECTED.clone())
+    assert result.ok
+    assert_comparison(result)
+
+
+@pytest.mark.parametrize(
+    "got, problem",
+    [
+        (EXPECTED.to(torch.int64), "dtype"),
+        (EXPECTED.reshape(3, 1), "shape"),
+        (EXPECTED.to(torch.float32), "dtype"),
+        (EXPECTED[:2], "shape"),
+        ([0, 37, 5], "not a tensor"),
+    ],
+    ids=["int64", "2d", "float", "short", "list"],
+)
+def test_malformed_results_fail(got: object, problem: str) -> None:
+    result = _cmp(got)
+    assert not result.ok
+    with pytest.raises(AssertionError, match=problem):
+        assert_comparison(result)
+
+
+def test_device_mismatch_fails() -> None:
+    result = compare_counts(EXPECTED.clone(), EXPECTED, device="cuda", case_id="c")
+    assert not result.ok and "device" in result.message()
+
+
+def test_wrong_rows_are_listed_with_case_and_seed() -> None:
+    result = _cmp(torch.tensor([0, 1, 6], dtype=torch.int32))
+    msg = result.message()
+    assert [w.row for w in result.wrong_rows] == [1, 2]
+    assert "row 1: expected 37, got 1" in msg and "row 2: expected 5, got 6" in msg
+    assert "fp16-x-3x8-nan0.5" in msg and "seed 42" in msg
+    assert result.expected_total == 42 and result.got_total == 7
