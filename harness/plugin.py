@@ -85,9 +85,13 @@ def target(pytestconfig: pytest.Config) -> KernelUnderTest:
 
 @dataclass(frozen=True)
 class CaseInfo:
-    """The parameters a report shows for one test; stored as a JSON user property."""
+    """The parameters a report shows for one test; stored as a JSON user property.
+
+    kind is matrix, special, ieee, sweep or contract; nan is the NaN fraction, or the IEEE class or sweep layout.
+    """
 
     case_id: str
+    kind: str
     dtype: str
     layout: str
     shape: tuple[int, int]

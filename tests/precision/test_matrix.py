@@ -29,5 +29,5 @@ def test_matrix(case: MatrixCase, path: str, target: KernelUnderTest, device: st
     host = build_matrix(case)
     expected = expected_counts(host)
     got = launch(target, path, host.to(device))
-    info = CaseInfo(str(case), case.dtype, case.layout, (case.rows, case.vocab), f"{case.frac}", path, case.seed)
+    info = CaseInfo(str(case), "matrix", case.dtype, case.layout, (case.rows, case.vocab), f"{case.frac}", path, case.seed)
     check(got, expected, info)

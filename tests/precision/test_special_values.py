@@ -21,5 +21,5 @@ def test_special_values(case: SpecialCase, path: str, target: KernelUnderTest, d
     expected = expected_counts(host)
     assert expected.tolist() == [0, case.nans], "special-value rows were built wrong"
     got = launch(target, path, host.to(device))
-    info = CaseInfo(str(case), case.dtype, "special", (case.rows, case.vocab), "special", path, case.seed)
+    info = CaseInfo(str(case), "special", case.dtype, "special", (case.rows, case.vocab), "special", path, case.seed)
     check(got, expected, info)

@@ -77,7 +77,7 @@ def test_padded_rows_read_in_place(dtype: str, target: KernelUnderTest, device: 
     finally:
         torch.Tensor.contiguous = original  # type: ignore[method-assign]
     assert not any(c.data_ptr() == view.data_ptr() and not c.is_contiguous() for c in calls), "padded view was copied"
-    info = CaseInfo(f"{dtype}-padded-{rows}x{vocab}", dtype, "padded", (rows, vocab), "0.33", "wrapper", 7)
+    info = CaseInfo(f"{dtype}-padded-{rows}x{vocab}", "contract", dtype, "padded", (rows, vocab), "0.33", "wrapper", 7)
     check(got, expected_counts(view), info)
 
 
@@ -89,7 +89,7 @@ def test_output_and_input_untouched(dtype: str, target: KernelUnderTest, device:
     logits = host.to(device)
     got = target.get_num_nans(logits)
     assert isinstance(got, torch.Tensor) and got.is_contiguous()
-    info = CaseInfo(f"{dtype}-untouched-6x9000", dtype, "random", (6, 9000), "0.33", "wrapper", 7)
+    info = CaseInfo(f"{dtype}-untouched-6x9000", "contract", dtype, "random", (6, 9000), "0.33", "wrapper", 7)
     check(got, expected_counts(host), info)
     assert torch.equal(to_bits(logits), before), "get_num_nans modified its input"
 
@@ -100,7 +100,7 @@ def test_direct_launch_writes_only_its_outputs(target: KernelUnderTest, device: 
         pytest.skip(target.kernel_skip_reason or "no _num_nans_kernel")
     host = nan_rows(9, 8193, torch.float32)
     result = run_direct(target, host.to(device))
-    info = CaseInfo("fp32-guarded-9x8193", "fp32", "random", (9, 8193), "0.33", "direct", 7)
+    info = CaseInfo("fp32-guarded-9x8193", "contract", "fp32", "random", (9, 8193), "0.33", "direct", 7)
     check(result.counts, expected_counts(host), info)
     poison = torch.full((GUARD,), POISON, dtype=torch.int32)
     assert torch.equal(result.guard_before.cpu(), poison), "kernel wrote before its output"
