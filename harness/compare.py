@@ -67,12 +67,14 @@ def compare_counts(
     case_id: str,
     seed: int | None = None,
     row_labels: Sequence[str] | None = None,
+    side_effects: Sequence[str] = (),
 ) -> Comparison:
     """Compare kernel counts with the CPU reference; never raises on a malformed result, it reports it."""
     expected_total = int(expected.sum())
+    problems: list[str] = list(side_effects)
     if not isinstance(got, torch.Tensor):
-        return Comparison(case_id, seed, expected_total, None, (f"result is {type(got).__name__}, not a tensor",))
-    problems: list[str] = []
+        problems.append(f"result is {type(got).__name__}, not a tensor")
+        return Comparison(case_id, seed, expected_total, None, tuple(problems))
     if got.dtype != torch.int32:
         problems.append(f"dtype {got.dtype}, expected torch.int32")
     if tuple(got.shape) != tuple(expected.shape):

@@ -10,7 +10,7 @@ import torch
 
 from harness import device as backend
 from harness.compare import Comparison, assert_comparison, compare_counts
-from harness.target import KernelUnderTest, load
+from harness.target import KernelUnderTest, load, run_path
 
 DEVICE_KEY = pytest.StashKey[str]()
 TARGET_KEY = pytest.StashKey[KernelUnderTest]()
@@ -104,6 +104,26 @@ Checker = Callable[..., Comparison]
 
 
 @pytest.fixture
+def run_case(target: KernelUnderTest, check: Checker) -> Callable[..., Comparison]:
+    """Launch one path on a device tensor and check it against expected, side effects included."""
+
+    def _run(
+        path: str,
+        logits: torch.Tensor,
+        expected: torch.Tensor,
+        info: CaseInfo,
+        row_labels: Sequence[str] | None = None,
+    ) -> Comparison:
+        __tracebackhide__ = True
+        if path == "direct" and target.kernel is None:
+            pytest.skip(target.kernel_skip_reason or "no _num_nans_kernel")
+        launch = run_path(target, path, logits)
+        return check(launch.counts, expected, info, row_labels=row_labels, side_effects=launch.side_effects)
+
+    return _run
+
+
+@pytest.fixture
 def check(request: pytest.FixtureRequest, device: str) -> Checker:
     """Compare got with expected bit-exactly, record the outcome on the test, fail with a per-row message."""
 
@@ -112,11 +132,18 @@ def check(request: pytest.FixtureRequest, device: str) -> Checker:
         expected: torch.Tensor,
         info: CaseInfo,
         row_labels: Sequence[str] | None = None,
+        side_effects: Sequence[str] = (),
     ) -> Comparison:
         __tracebackhide__ = True
         backend.synchronize(device)
         result = compare_counts(
-            got, expected, device=device, case_id=info.case_id, seed=info.seed, row_labels=row_labels
+            got,
+            expected,
+            device=device,
+            case_id=info.case_id,
+            seed=info.seed,
+            row_labels=row_labels,
+            side_effects=side_effects,
         )
         record = {**info.__dict__, "shape": list(info.shape), **result.as_dict(), "ok": result.ok}
         request.node.user_properties.append((CASE_PROPERTY, json.dumps(record)))

@@ -87,3 +87,41 @@ def run_direct(target: KernelUnderTest, logits: torch.Tensor) -> DirectLaunch:
 
 
 PATHS: tuple[str, ...] = ("wrapper", "direct")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Counts from one path plus every side effect seen: stray writes around the output, input changes."""
+
+    counts: object
+    side_effects: tuple[str, ...]
+
+
+def _bits_snapshot(logits: torch.Tensor) -> torch.Tensor:
+    """Raw bits of the logical elements (not the padding), to prove the input was left alone."""
+    return logits.detach().clone().view(_INT_VIEW[logits.element_size()]) if logits.numel() else logits.clone()
+
+
+_INT_VIEW = {2: torch.int16, 4: torch.int32, 8: torch.int64, 1: torch.int8}
+
+
+def run_path(target: KernelUnderTest, path: str, logits: torch.Tensor) -> Launch:
+    """Run the wrapper or the direct launch and collect side effects; the caller skips a missing kernel."""
+    before = _bits_snapshot(logits)
+    effects: list[str] = []
+    if path == "wrapper":
+        counts: object = run_wrapper(target, logits)
+    elif path == "direct":
+        launch = run_direct(target, logits)
+        counts = launch.counts
+        for name, guard in (("before", launch.guard_before), ("after", launch.guard_after)):
+            stray = torch.nonzero(guard.cpu() != POISON).reshape(-1).tolist()
+            if stray:
+                effects.append(f"kernel wrote {len(stray)} int32 slot(s) {name} its output (guard offsets {stray})")
+    else:
+        raise ValueError(f"unknown path {path!r}")
+    after = _bits_snapshot(logits)
+    if not torch.equal(before, after):
+        changed = int((before != after).sum())
+        effects.append(f"input modified: {changed} element(s) changed bits")
+    return Launch(counts, tuple(effects))
