@@ -22,6 +22,11 @@ MARKERS: dict[str, str] = {
     "nan_contract": "get_num_nans API contract: shapes, dtypes, layouts, empty batches, no side effects",
     "nan_reference": "the CPU references agree with each other (a failure points at the reference)",
     "nan_harness": "self-tests of the harness code (no kernel under test involved)",
+    "nan_ieee": "IEEE value classes from raw bits, per row and mixed",
+    "nan_sweep": "exhaustive bit-pattern sweeps (fp16, bf16; fp32 sample)",
+    "nan_fp32_full": "all 2^32 fp32 patterns; runs only with --nan-fp32-full",
+    "nan_layout": "hostile layouts: edge shapes, count magnitudes, NaN-padded rows, huge offsets",
+    "nan_bigoffset": "row offsets past 2^31 elements (large virtual allocations)",
 }
 
 
@@ -38,6 +43,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="kernel",
         metavar="MODULE",
         help="dotted module under test; must expose get_num_nans, may expose _num_nans_kernel. Default: kernel",
+    )
+    group.addoption(
+        "--nan-fp32-full",
+        action="store_true",
+        help="also sweep all 2^32 fp32 patterns (minutes on the CPU interpreter; seconds on a GPU)",
     )
 
 
