@@ -12,6 +12,8 @@ from harness import device as backend
 from harness.compare import Comparison, assert_comparison, compare_counts
 from harness.target import KernelUnderTest, load, run_path
 
+pytest_plugins = ["harness.isolation"]
+
 DEVICE_KEY = pytest.StashKey[str]()
 TARGET_KEY = pytest.StashKey[KernelUnderTest]()
 CASE_PROPERTY = "nan_case"  # user_properties name; survives xdist and lands in JUnit XML
