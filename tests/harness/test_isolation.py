@@ -15,11 +15,11 @@ pytestmark = pytest.mark.nan_harness
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def run_suite(kernel: str, tmp_path: Path, *extra: str) -> tuple[int, list[tuple[str, str]], str]:
+def run_suite(kernel: str, device: str, tmp_path: Path, *extra: str) -> tuple[int, list[tuple[str, str]], str]:
     """Run five fp32 matrix cases against `kernel`, the faulting one first; return exit code, outcomes in order."""
     junit = tmp_path / "junit.xml"
     cmd = [
-        sys.executable, "-m", "pytest", "tests/precision/test_matrix.py", "--device", "cpu", "--kernel", kernel,
+        sys.executable, "-m", "pytest", "tests/precision/test_matrix.py", "--device", device, "--kernel", kernel,
         "-k", "fp32-prefix and wrapper and (2x5000-nan0.5 or 4x8192)", "-p", "no:cacheprovider", "-p", "no:randomly",
         f"--junitxml={junit}", f"--html={tmp_path / 'report.html'}", *extra,
     ]
@@ -33,8 +33,8 @@ def run_suite(kernel: str, tmp_path: Path, *extra: str) -> tuple[int, list[tuple
 
 
 @pytest.mark.parametrize("kernel", ["tests.harness.fixtures.faulting_kernel", "tests.harness.fixtures.segfault_kernel"])
-def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, tmp_path: Path) -> None:
-    code, outcomes, output = run_suite(kernel, tmp_path, "-n", "1")
+def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, device: str, tmp_path: Path) -> None:
+    code, outcomes, output = run_suite(kernel, device, tmp_path, "-n", "1")
     assert code == 1, output
     failed = {n for n, o in outcomes if o == "failed"}
     assert failed and all("fp32-prefix-2x5000-nan0.5" in n for n in failed), output
@@ -42,8 +42,8 @@ def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, tmp_path: Path)
     assert (tmp_path / "report.html").exists()
 
 
-def test_serial_run_stops_cleanly_after_a_device_fault(tmp_path: Path) -> None:
-    code, outcomes, output = run_suite("tests.harness.fixtures.faulting_kernel", tmp_path)
+def test_serial_run_stops_cleanly_after_a_device_fault(device: str, tmp_path: Path) -> None:
+    code, outcomes, output = run_suite("tests.harness.fixtures.faulting_kernel", device, tmp_path)
     assert code == 1 and "device context is lost" in output, output
     assert [o for n, o in outcomes] == ["failed"], output  # stopped at the fault, nothing after it ran
     assert (tmp_path / "report.html").exists()
