@@ -105,3 +105,11 @@ def test_direct_launch_writes_only_its_outputs(target: KernelUnderTest, device: 
     poison = torch.full((GUARD,), POISON, dtype=torch.int32)
     assert torch.equal(result.guard_before.cpu(), poison), "kernel wrote before its output"
     assert torch.equal(result.guard_after.cpu(), poison), "kernel wrote past its output"
+
+
+def test_rejects_host_tensor_on_accelerator(target: KernelUnderTest, device: str) -> None:
+    """Compiled kernels cannot read host memory: a CPU tensor must be refused, not dereferenced."""
+    if device == "cpu":
+        pytest.skip("on the CPU backend host tensors are the normal input (Triton interpreter)")
+    with pytest.raises((ValueError, TypeError, RuntimeError), match="(?i)cpu|host|device"):
+        target.get_num_nans(torch.zeros(2, 8))
