@@ -1,37 +1,153 @@
-"""pytest-html hooks: the title names the kernel under test, and the environment table the backend."""
+"""pytest-html hooks: title, environment table, per-case columns, wrong-row extras, and the summary at the top.
+
+Everything is built on the controller from test reports, so a run under xdist shows what a serial run shows.
+Text from kernels, ids and messages is escaped here: pytest-html's table cells and environment values are HTML.
+"""
 from __future__ import annotations
 
-import pytest
-import torch
+from html import escape
+from typing import Any
 
-from harness import device as backend
-from harness.plugin import DEVICE_KEY, TARGET_KEY
+import pytest
+
+from harness.plugin import TARGET_KEY
 from harness.target import KernelUnderTest
+from reports import summary
+from reports.plugin import COLLECTOR_KEY, is_controller, run_environment
+from reports.records import CaseResult, checks_from_properties
+
+SHOWN_WRONG_ROWS = 200  # rows spelled out in a case's expanded section; results.json has them all
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("dtype", "dtype"),
+    ("layout", "layout"),
+    ("shape", "shape"),
+    ("nan", "NaN frac / class"),
+    ("path", "path"),
+    ("expected", "expected total"),
+    ("got", "got total"),
+    ("wrong", "rows wrong"),
+)
+
+
+def _text(value: object) -> str:
+    return "" if value is None else escape(str(value))
+
+
+def case_cells(report: pytest.TestReport) -> list[str]:
+    """The per-case cells of one report: parameters from its check records, else from its id."""
+    result = CaseResult(report.nodeid, checks=checks_from_properties(getattr(report, "user_properties", ())))
+    p = result.parameters
+    shape = p.get("shape")
+    wrong = sum(1 for w in result.wrong_rows if w.get("row") is not None)
+    values = {
+        "dtype": p.get("dtype"),
+        "layout": p.get("layout"),
+        "shape": "x".join(str(n) for n in shape) if shape else "",
+        "nan": p.get("nan"),
+        "path": result.path,
+        "expected": result.expected_total,
+        "got": result.got_total,
+        "wrong": wrong if result.checks else "",
+    }
+    return [f'<td class="col-{key}">{_text(values[key])}</td>' for key, _ in COLUMNS]
+
+
+def wrong_rows_html(report: pytest.TestReport) -> str:
+    """The expanded section of a failing case: problems, then each wrong row with expected, got and label."""
+    checks = [c for c in checks_from_properties(getattr(report, "user_properties", ())) if not c.ok]
+    if not checks:
+        return ""
+    parts = ['<div class="nan-wrong-rows">']
+    for c in checks:
+        parts.append(
+            f"<p><b>case {_text(c.case_id)}</b> ({_text(c.path)}, seed {_text(c.seed)}): "
+            f"expected total {_text(c.expected_total)}, got {_text(c.got_total)}</p>"
+        )
+        if c.problems:
+            parts.append("<ul>" + "".join(f"<li>{_text(p)}</li>" for p in c.problems) + "</ul>")
+        if c.wrong_rows:
+            rows = "".join(
+                f"<tr><td>{_text(w.get('row'))}</td><td>{_text(w.get('expected'))}</td>"
+                f"<td>{_text(w.get('got'))}</td><td>{_text(w.get('label'))}</td></tr>"
+                for w in c.wrong_rows[:SHOWN_WRONG_ROWS]
+            )
+            more = len(c.wrong_rows) - SHOWN_WRONG_ROWS
+            tail = f'<tr><td colspan="4">... and {more} more (see results.json)</td></tr>' if more > 0 else ""
+            parts.append(
+                '<table class="nan-wrong-rows-table" border="1" cellpadding="3">'
+                "<thead><tr><th>row</th><th>expected</th><th>got</th><th>label (IEEE class, bits)</th></tr></thead>"
+                f"<tbody>{rows}{tail}</tbody></table>"
+            )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _html_report_plugin(config: pytest.Config) -> Any | None:
+    """pytest-html's report object (registered without a name)."""
+    from pytest_html.basereport import BaseReport
+
+    return next((p for p in config.pluginmanager.get_plugins() if isinstance(p, BaseReport)), None)
 
 
 class PrecisionHtml:
     """pytest-html hook implementations bound to one run's kernel under test."""
 
-    def __init__(self, target: KernelUnderTest) -> None:
+    def __init__(self, config: pytest.Config, target: KernelUnderTest) -> None:
+        self.config = config
         self.target = target
 
-    def pytest_html_report_title(self, report) -> None:  # type: ignore[no-untyped-def]
-        report.title = f"NaN-count precision: {self.target.module_name}"
+    def pytest_html_report_title(self, report: Any) -> None:
+        report.title = f"NaN-count precision: {self.target.module_name}"  # the template escapes the title
+
+    def pytest_html_results_table_header(self, cells: list[str]) -> None:
+        ours = [f'<th class="sortable" data-column-type="{key}">{escape(label)}</th>' for key, label in COLUMNS]
+        cells[2:2] = ours
+
+    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+        test_id = report.nodeid + (f"::{report.when}" if report.when not in ("call", None) else "")
+        cells[1] = f'<td class="col-testId">{escape(test_id)}</td>'  # pytest-html leaves ids unescaped
+        cells[2:2] = case_cells(report)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            table = wrong_rows_html(report)
+            if table:
+                from pytest_html import extras
+
+                report.extras = [*getattr(report, "extras", []), extras.html(table)]
+        if report.when == "???":  # xdist's report for a crashed worker: pytest-html waits for a teardown forever
+            self._show_crash(report)
+
+    def _show_crash(self, report: pytest.TestReport) -> None:
+        """Hand pytest-html the crash as a failed call plus a passed teardown, so the case gets its row."""
+        html = _html_report_plugin(self.config)
+        if html is None:
+            return
+        common = {"nodeid": report.nodeid, "location": report.location, "keywords": {}, "duration": 0.0}
+        call = pytest.TestReport(outcome="failed", longrepr=report.longrepr, when="call", **common)
+        teardown = pytest.TestReport(outcome="passed", longrepr=None, when="teardown", **common)
+        html.pytest_runtest_logreport(call)
+        html.pytest_runtest_logreport(teardown)
+
+    def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
+                                    session: pytest.Session) -> None:
+        if COLLECTOR_KEY in self.config.stash:
+            prefix.append(summary_module_render(self.config))
+
+
+def summary_module_render(config: pytest.Config) -> str:
+    """The summary block for this run's collected results."""
+    return summary.render(config.stash[COLLECTOR_KEY].results())
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if TARGET_KEY not in config.stash or not config.pluginmanager.hasplugin("html"):
+    if TARGET_KEY not in config.stash or not config.pluginmanager.hasplugin("html") or not is_controller(config):
         return
     from pytest_metadata.plugin import metadata_key
 
-    target = config.stash[TARGET_KEY]
-    device = config.stash[DEVICE_KEY]
     meta = config.stash[metadata_key]
-    meta["Kernel module"] = f"{target.module_name} ({target.file})"
-    meta["NaN predicate"] = target.predicate_source
-    meta["Backend"] = device
-    meta["Device"] = backend.describe(device)
-    meta["Triton"] = backend.triton_flavour()
-    meta["Torch"] = str(torch.__version__)
-    config.pluginmanager.register(PrecisionHtml(target), "nan-precision-html")
+    for key, value in run_environment(config).items():
+        meta[key] = escape(value)  # pytest-html renders environment values as HTML
+    config.pluginmanager.register(PrecisionHtml(config, config.stash[TARGET_KEY]), "nan-precision-html")

@@ -1,0 +1,90 @@
+"""The run's environment as plain strings: versions, backend, device, NaN predicate, kernel file and commit."""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import torch
+
+from cases.records import ANCHOR_SEED
+from harness import device as backend
+from harness.target import KernelUnderTest
+
+
+def _dist_version(*names: str) -> str | None:
+    for name in names:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def cann_version() -> str | None:
+    """CANN toolkit version from the toolkit's own files, where ASCEND_* points at one."""
+    for var in ("ASCEND_TOOLKIT_HOME", "ASCEND_HOME_PATH"):
+        home = os.environ.get(var)
+        if not home:
+            continue
+        for name in ("version.cfg", "ascend_toolkit_install.info", "compiler/version.info"):
+            try:
+                text = Path(home, name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            for line in text.splitlines():
+                key, _, value = line.partition("=")
+                if key.strip().lower() in ("version", "toolkit_installed_version") and value.strip():
+                    return value.strip().strip('"').split(":")[-1]
+        return f"unknown ({home})"
+    return None
+
+
+def git_commit(file: str) -> str | None:
+    """Commit of the git checkout holding file, with '+ local changes' when the file differs from it."""
+    folder = Path(file).resolve().parent
+    if not folder.is_dir():
+        return None
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10, check=False
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return None
+    changed = git("status", "--porcelain", "--", str(Path(file).resolve().parent))
+    return f"{commit} + local changes" if changed else commit
+
+
+def collect(target: KernelUnderTest, device: str) -> dict[str, str]:
+    """Everything a reviewer needs to reproduce the run; absent components are left out."""
+    env: dict[str, str] = {
+        "Kernel module": target.module_name,
+        "Kernel file": target.file,
+    }
+    commit = git_commit(target.file)
+    if commit:
+        env["Kernel commit"] = commit
+    env["NaN predicate"] = target.predicate_source
+    env["Backend"] = device
+    env["Device"] = backend.describe(device)
+    env["Triton"] = backend.triton_flavour()
+    env["Torch"] = str(torch.__version__)
+    npu = _dist_version("torch-npu", "torch_npu")
+    if npu:
+        env["torch_npu"] = npu
+    cann = cann_version()
+    if cann:
+        env["CANN"] = cann
+    env["Seed"] = str(ANCHOR_SEED)
+    env["Python"] = platform.python_version()
+    env["Platform"] = platform.platform()
+    return env

@@ -1,0 +1,126 @@
+"""Waiver file (TOML): known failures become strict xfails, so a waived case that starts passing fails too."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+EXAMPLE = '[[waiver]]\nid = "tests/precision/test_matrix.py::test_matrix[bf16-prefix-1x128-nan0.5-wrapper]"\n' \
+    'reason = "why it fails"\nlink = "https://tracker/issue/123"'
+
+
+class WaiverError(ValueError):
+    """The waiver file is unreadable, malformed, or names tests that do not exist."""
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """One entry: a full pytest node id, why it is waived, and where that is tracked."""
+
+    id: str
+    reason: str
+    link: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"id": self.id, "reason": self.reason, "link": self.link}
+
+
+def load_waivers(path: Path) -> dict[str, Waiver]:
+    """Parse and validate a waiver file; every entry needs a non-empty id, reason and link, ids unique."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise WaiverError(f"--nan-waivers {path}: cannot read: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise WaiverError(f"--nan-waivers {path}: not valid TOML: {exc}") from exc
+    unknown_keys = set(data) - {"waiver"}
+    if unknown_keys:
+        raise WaiverError(f"--nan-waivers {path}: unknown top-level keys {sorted(unknown_keys)}; expected:\n{EXAMPLE}")
+    entries = data.get("waiver", [])
+    if not isinstance(entries, list):
+        raise WaiverError(f"--nan-waivers {path}: use [[waiver]] tables; expected:\n{EXAMPLE}")
+    waivers: dict[str, Waiver] = {}
+    for n, entry in enumerate(entries, 1):
+        fields = {k: entry.get(k) for k in ("id", "reason", "link")} if isinstance(entry, dict) else {}
+        missing = [k for k in ("id", "reason", "link") if not isinstance(fields.get(k), str) or not fields[k].strip()]
+        if missing:
+            raise WaiverError(f"--nan-waivers {path}: waiver #{n} lacks {', '.join(missing)}; expected:\n{EXAMPLE}")
+        extra = set(entry) - {"id", "reason", "link"}
+        if extra:
+            raise WaiverError(f"--nan-waivers {path}: waiver #{n} has unknown keys {sorted(extra)}")
+        waiver = Waiver(fields["id"].strip(), fields["reason"].strip(), fields["link"].strip())
+        if "::" not in waiver.id:
+            raise WaiverError(f"--nan-waivers {path}: waiver #{n} id {waiver.id!r} is not a node id (file::test[params])")
+        if waiver.id in waivers:
+            raise WaiverError(f"--nan-waivers {path}: id {waiver.id!r} is waived twice")
+        waivers[waiver.id] = waiver
+    return waivers
+
+
+def unknown_ids(waivers: dict[str, Waiver], collected: list[str], rootdir: Path, partial_files: set[str]) -> list[str]:
+    """Waiver ids naming no test: their file was collected whole but lacks the id, or the file does not exist.
+
+    Checked against every collected item before -k/-m deselection. A file left out of this run's paths (or named
+    with ::, so only collected in part) cannot be checked and its waivers are left alone.
+    """
+    present = set(collected)
+    files = {nodeid.split("::", 1)[0] for nodeid in collected}
+    unknown: list[str] = []
+    for wid in waivers:
+        if wid in present:
+            continue
+        file = wid.split("::", 1)[0]
+        if file in partial_files:
+            continue
+        if file in files or not (rootdir / file).is_file():
+            unknown.append(wid)
+    return unknown
+
+
+def _partial_files(config: pytest.Config) -> set[str]:
+    """Files named on the command line with ::, relative to rootdir like node ids."""
+    partial: set[str] = set()
+    for arg in config.args:
+        if "::" not in arg:
+            continue
+        file = Path(config.invocation_params.dir, arg.split("::", 1)[0]).resolve()
+        try:
+            partial.add(file.relative_to(config.rootpath).as_posix())
+        except ValueError:
+            continue
+    return partial
+
+
+class WaiverPlugin:
+    """Marks waived items as strict xfails; an id matching no collected test is a usage error."""
+
+    def __init__(self, waivers: dict[str, Waiver], source: Path) -> None:
+        self.waivers = waivers
+        self.source = source
+
+    @pytest.hookimpl(tryfirst=True)  # before -k/-m deselection: ids are checked against the whole collection
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        unknown = unknown_ids(self.waivers, [i.nodeid for i in items], config.rootpath, _partial_files(config))
+        if unknown:
+            listed = "\n  ".join(unknown)
+            message = f"--nan-waivers {self.source}: id(s) match no collected test:\n  {listed}"
+            if hasattr(config, "workerinput"):  # xdist turns a worker's UsageError into an INTERNALERROR
+                config.hook.pytest_collectreport(
+                    report=pytest.CollectReport("", "failed", longrepr=message, result=[])
+                )
+                items.clear()
+                return
+            raise pytest.UsageError(message)
+        for item in items:
+            waiver = self.waivers.get(item.nodeid)
+            if waiver is not None:
+                item.add_marker(pytest.mark.xfail(strict=True, reason=f"waived: {waiver.reason} ({waiver.link})"))
+
+    def pytest_report_header(self) -> list[str]:
+        return [f"nan-harness: {len(self.waivers)} waiver(s) from {self.source} (strict xfail)"]

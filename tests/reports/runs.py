@@ -1,0 +1,125 @@
+"""Sub-runs of pytest for the report tests: each runs once per main run, shared by xdist workers via a lock."""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PLANTED_KERNEL = "tests.reports.planted_kernel"
+PLANTED_CASES = "tests/reports/planted_cases.py"
+MATRIX = "tests/precision/test_matrix.py"
+SPECIALS = "tests/precision/test_special_values.py"
+# 20 matrix cases (fp32 x 2 layouts x 5 shapes x 2 paths), the 6 specials, and the planted cases
+SELECTION = [MATRIX, SPECIALS, PLANTED_CASES, "-k", "(nan0.5 and fp32) or special or planted"]
+MATRIX_WAIVED = f"{MATRIX}::test_matrix[fp32-prefix-2x5000-nan0.5-wrapper]"  # fails under the planted kernel
+MATRIX_STALE = f"{MATRIX}::test_matrix[fp32-prefix-1x128-nan0.5-wrapper]"  # passes under it: a stale waiver
+WAIVERS = f"""
+[[waiver]]
+id = "{MATRIX_WAIVED}"
+reason = "planted: wrapper adds one on row 1"
+link = "https://example.invalid/issues/1"
+
+[[waiver]]
+id = "{MATRIX_STALE}"
+reason = "planted: stale, this case passes"
+link = "https://example.invalid/issues/2"
+"""
+
+
+@dataclass(frozen=True)
+class SubRun:
+    """What one sub-run left behind."""
+
+    folder: Path
+    returncode: int
+    output: str
+
+    @property
+    def html(self) -> Path:
+        return self.folder / "precision.html"
+
+    @property
+    def json_path(self) -> Path:
+        return self.folder / "results.json"
+
+    @property
+    def junit(self) -> Path:
+        return self.folder / "junit.xml"
+
+    def results(self) -> dict:
+        return json.loads(self.json_path.read_text(encoding="utf-8"))
+
+    def case(self, nodeid: str) -> dict:
+        return next(c for c in self.results()["cases"] if c["nodeid"] == nodeid)
+
+
+def run_pytest(folder: Path, args: list[str], env: dict[str, str] | None = None) -> SubRun:
+    """pytest in a subprocess from the repo root, every output file redirected into folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", "cpu", "-q",
+        f"--basetemp={folder / 'tmp'}",
+        f"--html={folder / 'precision.html'}",
+        f"--junitxml={folder / 'junit.xml'}",
+        f"--nan-json={folder / 'results.json'}",
+        *args,
+    ]
+    done = subprocess.run(
+        cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})}, check=False
+    )
+    (folder / "output.txt").write_text(done.stdout + done.stderr, encoding="utf-8")
+    return SubRun(folder, done.returncode, done.stdout + done.stderr)
+
+
+def shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder all xdist workers of this main run share (the run's own basetemp when serial)."""
+    base = tmp_path_factory.getbasetemp()
+    return (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "nan-report-subruns"
+
+
+def cached_run(tmp_path_factory: pytest.TempPathFactory, name: str, args: list[str],
+               env: dict[str, str] | None = None) -> SubRun:
+    """Run once per main run under a lock; later callers (any worker) read the saved result."""
+    root = shared_dir(tmp_path_factory)
+    root.mkdir(parents=True, exist_ok=True)
+    folder = root / name
+    done = folder / "returncode"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            run = run_pytest(folder, args, env)
+            done.write_text(str(run.returncode))
+    return SubRun(folder, int(done.read_text()), (folder / "output.txt").read_text(encoding="utf-8"))
+
+
+def waiver_file(folder: Path, text: str = WAIVERS) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "waivers.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def planted_xdist(tmp_path_factory: pytest.TempPathFactory) -> SubRun:
+    """The planted kernel under -n 2, with waivers, and a worker that crashes."""
+    waivers = waiver_file(shared_dir(tmp_path_factory) / "waivers-planted")
+    args = [*SELECTION, "--kernel", PLANTED_KERNEL, "-n", "2", f"--nan-waivers={waivers}"]
+    return cached_run(tmp_path_factory, "planted-xdist", args, {"NAN_PLANTED_CRASH": "1"})
+
+
+def planted_serial(tmp_path_factory: pytest.TempPathFactory) -> SubRun:
+    """The same run serially (the crash case skips itself outside xdist)."""
+    waivers = waiver_file(shared_dir(tmp_path_factory) / "waivers-planted")
+    args = [*SELECTION, "--kernel", PLANTED_KERNEL, "-p", "no:xdist", f"--nan-waivers={waivers}"]
+    return cached_run(tmp_path_factory, "planted-serial", args)
+
+
+def clean(tmp_path_factory: pytest.TempPathFactory) -> SubRun:
+    """The same selection against the good kernel package: the baseline for compare."""
+    return cached_run(tmp_path_factory, "clean", [*SELECTION, "-p", "no:xdist"])
