@@ -24,6 +24,7 @@ MARKERS: dict[str, str] = {
     "nan_contract": "get_num_nans API contract: shapes, dtypes, layouts, empty batches, no side effects",
     "nan_reference": "the CPU references agree with each other (a failure points at the reference)",
     "nan_harness": "self-tests of the harness code (no kernel under test involved)",
+    "nan_selftest": "the suite catches planted bugs: tests.planted variants run through --kernel in subprocesses",
     "nan_ieee": "IEEE value classes from raw bits, per row and mixed",
     "nan_sweep": "exhaustive bit-pattern sweeps (fp16, bf16; fp32 sample)",
     "nan_fp32_full": "all 2^32 fp32 patterns; runs only with --nan-fp32-full",

@@ -1,0 +1,104 @@
+"""Planted-bug variants of the kernel package, and the registry the self-test (tests/selftest) runs them from.
+
+Each module here exposes `get_num_nans` and `_num_nans_kernel` (the anchor's signature) with one bug, so
+`pytest --kernel tests.planted.<name>` puts it under test through both paths. Its docstring says the bug and
+the port mistake it models. The shared correct pieces are in `_wrapper.py`.
+
+A registry entry says which tests are meant to catch the variant (`caught_by`: regexes searched in the node ids
+of failed tests, `tests/precision/test_x.py::test_y[params]`) and which cases the self-test runs (`select`: a
+`-k` expression, kept narrow so one sub-run costs about the start-up of pytest).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Planted:
+    """One planted bug: its module, its class, the tests meant to catch it and where it must be caught."""
+
+    name: str
+    bug_class: str
+    select: str
+    caught_by: tuple[str, ...]
+    # "triton-ascend": must be caught only when that Triton is installed (elsewhere it is a documented blind spot)
+    flavour: str | None = None
+    # the kernel may kill the process: run it under one pytest-xdist worker, so the case is reported and the run goes on
+    isolate: bool = False
+
+    @property
+    def module(self) -> str:
+        return f"{__name__}.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+PLANTED: tuple[Planted, ...] = (
+    # -- the NaN predicate -------------------------------------------------------------------------------------
+    Planted("pred_inf", "predicate", "special or ieee-rows",
+            (r"test_special_values\[", r"ieee-rows")),
+    Planted("pred_subnormal", "predicate", "fp32-special or fp32-ieee-rows or bf16-ieee-rows",
+            (r"test_special_values\[fp32", r"(fp32|bf16)-ieee-rows")),
+    Planted("pred_negative", "predicate", "ieee or bf16-prefix-1x128",
+            (r"ieee-(rows|mixed)", r"test_matrix\[bf16")),
+    Planted("pred_quiet_only", "predicate", "ieee", (r"ieee-(rows|mixed)",)),
+    Planted("pred_canonical_only", "predicate", "ieee", (r"ieee-(rows|mixed)",)),
+    Planted("pred_half_mask", "predicate", "bf16-special or bf16-ieee",
+            (r"test_special_values\[bf16", r"bf16-ieee")),
+    # -- traversal ---------------------------------------------------------------------------------------------
+    Planted("tail_dropped", "traversal", "fp32-prefix-2x5000-nan0.1 or fp32-shape-1x8193",
+            (r"test_matrix\[fp32-prefix-2x5000", r"shape-1x8193")),
+    Planted("mask_off_by_one", "traversal", "fp32-prefix-8x10000-nan0.5 or fp32-padded or test_padded_rows",
+            (r"test_matrix\[fp32-prefix-8x10000", r"padded")),
+    Planted("other_nan", "traversal", "fp32-prefix-2x5000-nan0.0 or fp32-shape-1x8191",
+            (r"test_matrix\[fp32-prefix-2x5000", r"shape-1x8191")),
+    Planted("stride_kernel", "traversal", "fp32-padded or test_padded_rows", (r"padded",)),
+    Planted("stride_wrapper", "traversal", "fp32-padded or test_padded_rows", (r"padded.*wrapper|test_padded_rows",)),
+    Planted("block_overwritten", "traversal", "fp32-prefix-2x16384-nan0.5 or fp32-shape-1x16385",
+            (r"test_matrix\[fp32-prefix-2x16384", r"shape-1x16385")),
+    # -- offsets -----------------------------------------------------------------------------------------------
+    Planted("int32_offset", "offsets", "fp32-bigoffset and direct", (r"bigoffset",), isolate=True),
+    # -- flag width and accumulation ---------------------------------------------------------------------------
+    Planted("int1_flags", "accumulation", "fp32-prefix-1x128-nan0.5 or fp32-special",
+            (r"test_matrix\[fp32-prefix-1x128", r"test_special_values\[fp32"), flavour="triton-ascend"),
+    Planted("fp16_accum", "accumulation", "fp32-magnitudes or fp32-shape-1x8192",
+            (r"magnitudes", r"shape-1x8192")),
+    Planted("max_not_sum", "accumulation", "fp32-prefix-1x128-nan0.5", (r"test_matrix\[fp32-prefix-1x128",)),
+    # -- output ------------------------------------------------------------------------------------------------
+    Planted("last_row_skipped", "output", "fp32-prefix-2x5000-nan0.5", (r"test_matrix\[fp32-prefix-2x5000.*direct",)),
+    Planted("store_if_nonzero", "output", "fp32-prefix-2x5000-nan0.0",
+            (r"test_matrix\[fp32-prefix-2x5000-nan0\.0-direct",)),
+    Planted("store_shifted", "output", "fp32-prefix-2x5000-nan0.5-direct or test_direct_launch_writes_only",
+            (r"test_matrix\[.*-direct", r"test_direct_launch_writes_only_its_outputs")),
+    Planted("batch_total_slot", "output", "fp32-prefix-2x5000-nan0.5-direct or test_direct_launch_writes_only",
+            (r"test_direct_launch_writes_only_its_outputs", r"test_matrix\[.*-direct")),
+    Planted("out_int64", "output", "fp32-prefix-1x128-nan0.5-wrapper or test_output_and_input_untouched",
+            (r"test_matrix\[.*-wrapper", r"test_output_and_input_untouched")),
+    Planted("cached_output", "output", "test_aliasing", (r"test_aliasing",)),
+    # -- side effects ------------------------------------------------------------------------------------------
+    Planted("kernel_writes_input", "side effects", "test_output_and_input_untouched or fp32-prefix-2x5000-nan0.1",
+            (r"test_output_and_input_untouched", r"test_matrix\[fp32-prefix-2x5000")),
+    Planted("wrapper_writes_input", "side effects",
+            "test_output_and_input_untouched or fp32-prefix-2x5000-nan0.1-wrapper",
+            (r"test_output_and_input_untouched", r"test_matrix\[fp32-prefix-2x5000.*wrapper")),
+    # -- the wrapper's contract --------------------------------------------------------------------------------
+    Planted("accepts_any_rank", "contract", "test_rejects_wrong_rank", (r"test_rejects_wrong_rank",)),
+    Planted("accepts_any_dtype", "contract", "test_rejects_unsupported_dtype", (r"test_rejects_unsupported_dtype",)),
+    Planted("copies_padded", "contract", "test_padded_rows_read_in_place", (r"test_padded_rows_read_in_place",)),
+    Planted("empty_float", "contract", "test_empty_batch or test_zero_vocab",
+            (r"test_empty_batch", r"test_zero_vocab")),
+    Planted("zero_vocab_block", "contract", "test_zero_vocab or test_empty_batch", (r"test_zero_vocab",)),
+)
+
+BY_NAME: dict[str, Planted] = {p.name: p for p in PLANTED}
+
+# not a port bug: the kernel of the crash-survival self-test, which faults on every launch
+CRASHER = Planted("wild_address", "crash", "fp32-special-2x1024-direct or test_rejects_wrong_rank",
+                  (r"test_special_values\[fp32-special-2x1024-direct\]",), isolate=True)
+
+# not plantable on the CPU: an output on the wrong device (every tensor of an interpreter run is a CPU tensor)
+NOT_PLANTED: dict[str, str] = {
+    "output on the wrong device": "on --device cpu input and output are both CPU tensors; the harness checks "
+    "the output's device on accelerators (compare_counts), where a wrapper returning .cpu() fails every case",
+}
