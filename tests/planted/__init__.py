@@ -55,6 +55,8 @@ PLANTED: tuple[Planted, ...] = (
             (r"test_matrix\[fp32-prefix-2x5000", r"shape-1x8191")),
     Planted("stride_kernel", "traversal", "fp32-padded or test_padded_rows", (r"padded",)),
     Planted("stride_wrapper", "traversal", "fp32-padded or test_padded_rows", (r"padded.*wrapper|test_padded_rows",)),
+    Planted("tile_vs_step", "traversal", "fp32-prefix-2x5000-nan1.0 or fp32-shape-1x8191",
+            (r"test_matrix\[fp32-prefix-2x5000", r"shape-1x8191")),
     Planted("block_overwritten", "traversal", "fp32-prefix-2x16384-nan0.5 or fp32-shape-1x16385",
             (r"test_matrix\[fp32-prefix-2x16384", r"shape-1x16385")),
     # -- offsets -----------------------------------------------------------------------------------------------
@@ -64,6 +66,7 @@ PLANTED: tuple[Planted, ...] = (
             (r"test_matrix\[fp32-prefix-1x128", r"test_special_values\[fp32"), flavour="triton-ascend"),
     Planted("fp16_accum", "accumulation", "fp32-magnitudes or fp32-shape-1x8192",
             (r"magnitudes", r"shape-1x8192")),
+    Planted("int16_accum", "accumulation", "fp32-magnitudes", (r"magnitudes",)),
     Planted("max_not_sum", "accumulation", "fp32-prefix-1x128-nan0.5", (r"test_matrix\[fp32-prefix-1x128",)),
     # -- output ------------------------------------------------------------------------------------------------
     Planted("last_row_skipped", "output", "fp32-prefix-2x5000-nan0.5", (r"test_matrix\[fp32-prefix-2x5000.*direct",)),
@@ -73,6 +76,8 @@ PLANTED: tuple[Planted, ...] = (
             (r"test_matrix\[.*-direct", r"test_direct_launch_writes_only_its_outputs")),
     Planted("batch_total_slot", "output", "fp32-prefix-2x5000-nan0.5-direct or test_direct_launch_writes_only",
             (r"test_direct_launch_writes_only_its_outputs", r"test_matrix\[.*-direct")),
+    Planted("atomic_into_output", "output", "fp32-prefix-2x5000-nan0.5",
+            (r"test_matrix\[fp32-prefix-2x5000-nan0\.5-direct",)),
     Planted("out_int64", "output", "fp32-prefix-1x128-nan0.5-wrapper or test_output_and_input_untouched",
             (r"test_matrix\[.*-wrapper", r"test_output_and_input_untouched")),
     Planted("cached_output", "output", "test_aliasing", (r"test_aliasing",)),
