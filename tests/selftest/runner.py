@@ -106,8 +106,9 @@ def run_suite(
     json_option: bool = False,
     extra: Sequence[str] = (),
     server: ForkServer | None = None,
+    device: str = "cpu",
 ) -> SubRun:
-    """pytest tests/precision --device cpu --kernel KERNEL -k SELECT, reports under tmp.
+    """pytest tests/precision --device DEVICE --kernel KERNEL -k SELECT, reports under tmp.
 
     server: run it as a fork of that pre-started Python (torch already imported) instead of a fresh one.
     workers=1 runs the tests in one pytest-xdist worker: a test that kills the worker (SIGSEGV, abort) is
@@ -116,7 +117,7 @@ def run_suite(
     tmp.mkdir(parents=True, exist_ok=True)
     junit, html = tmp / "junit.xml", tmp / "report.html"
     json_path = tmp / "results.json" if json_option else None
-    argv = [sys.executable, "-m", "pytest", SUITE, "--device", "cpu", "--kernel", kernel,
+    argv = [sys.executable, "-m", "pytest", SUITE, "--device", device, "--kernel", kernel,
             "-p", "no:cacheprovider", "-q", "-k", select, f"--junitxml={junit}", f"--html={html}"]
     if json_path is not None:
         argv.append(f"--nan-json={json_path}")

@@ -1,6 +1,7 @@
 """Proof that the suite catches planted bugs: each variant in tests.planted fails on the cases meant to catch it.
 
-Every variant runs the precision suite in a subprocess (`--kernel tests.planted.<name>`), narrowed with -k to
+Every variant runs the precision suite in a subprocess (`--kernel tests.planted.<name>`, on this run's --device;
+tested on the CPU interpreters: upstream triton and triton-ascend), narrowed with -k to
 the cases that should catch it; the JUnit XML says which cases failed. The clean `kernel` must pass the union of
 those selections (the control), and a kernel that kills the process must show up as a failed case while the
 run and its reports go on.
@@ -47,21 +48,20 @@ def server() -> Iterator[ForkServer | None]:
     forks.close()
 
 
-def run_variant(variant: Planted, tmp: Path, json_option: bool, server: ForkServer | None) -> SubRun:
-    workers = 1 if variant.isolate else 0
-    run = run_suite(variant.module, variant.select, tmp, workers=workers, json_option=json_option, server=server)
+def run_variant(variant: Planted, tmp: Path, json_option: bool, server: ForkServer | None, device: str) -> SubRun:
+    options = {"json_option": json_option, "server": server, "device": device}
+    run = run_suite(variant.module, variant.select, tmp, workers=1 if variant.isolate else 0, **options)
     if run.returncode < 0 and not variant.isolate:
         # killed by a signal without xdist: run again in a worker, so the case that crashed gets its name
-        run = run_suite(variant.module, variant.select, tmp / "isolated", workers=1, json_option=json_option,
-                        server=server)
+        run = run_suite(variant.module, variant.select, tmp / "isolated", workers=1, **options)
     return run
 
 
 @pytest.mark.parametrize("variant", PLANTED, ids=str)
 def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
-    variant: Planted, tmp_path: Path, json_option: bool, server: ForkServer | None, record_property
+    variant: Planted, tmp_path: Path, json_option: bool, server: ForkServer | None, device: str, record_property
 ) -> None:
-    run = run_variant(variant, tmp_path, json_option, server)
+    run = run_variant(variant, tmp_path, json_option, server, device)
     hits = run.matching(variant.caught_by, run.failed)
     caught = run.completed and run.returncode == 1 and bool(hits)
     record_property(PROPERTY, json.dumps({
@@ -85,10 +85,12 @@ def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
                  f"(run tox -e ascend-cpu)")
 
 
-def test_clean_kernel_passes_every_selection(tmp_path: Path, json_option: bool, server: ForkServer | None) -> None:
+def test_clean_kernel_passes_every_selection(
+    tmp_path: Path, json_option: bool, server: ForkServer | None, device: str
+) -> None:
     """The control: our kernel passes every case a variant is caught by, so each catch is the bug's doing."""
     select = " or ".join(f"({v.select})" for v in (*PLANTED, CRASHER))
-    run = run_suite("kernel", select, tmp_path, json_option=json_option, server=server)
+    run = run_suite("kernel", select, tmp_path, json_option=json_option, server=server, device=device)
     assert run.completed and run.returncode == 0 and not run.failed, run.describe()
     for variant in PLANTED:
         assert run.matching(variant.caught_by, run.passed), (
@@ -96,8 +98,12 @@ def test_clean_kernel_passes_every_selection(tmp_path: Path, json_option: bool, 
         )
 
 
-def test_crashing_kernel_is_a_failed_case(tmp_path: Path, json_option: bool, server: ForkServer | None) -> None:
+def test_crashing_kernel_is_a_failed_case(
+    tmp_path: Path, json_option: bool, server: ForkServer | None, device: str
+) -> None:
     """A kernel that segfaults the interpreter fails its case by id; later cases still run; reports get written."""
+    if device != "cpu":
+        pytest.skip("a segfault needs the CPU interpreter; device faults: tests/harness/test_isolation.py")
     run = run_suite(CRASHER.module, CRASHER.select, tmp_path, workers=1, json_option=json_option, server=server)
     assert run.completed, f"the run did not survive the crash\n{run.describe()}"
     assert run.returncode == 1
