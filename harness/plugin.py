@@ -64,6 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
         backend.prepare(device)
     except RuntimeError as exc:
         raise pytest.UsageError(str(exc)) from exc
+    if device == "cpu":
+        _check_interpreter()
     module_name = config.getoption("--kernel")
     try:
         target = load(module_name)
@@ -71,6 +73,21 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--kernel {module_name}: {exc}") from exc
     config.stash[DEVICE_KEY] = device
     config.stash[TARGET_KEY] = target
+
+
+def _check_interpreter() -> None:
+    """Stop with advice when the installed Triton's interpreter cannot run a loop kernel (numpy mismatch)."""
+    from harness.preflight import interpreter_problem
+
+    problem = interpreter_problem()
+    if problem is not None:
+        import numpy
+
+        raise pytest.UsageError(
+            f"--device cpu: the Triton interpreter of {backend.triton_flavour()} fails a smoke kernel with "
+            f"numpy {numpy.__version__}: {problem}. triton-ascend 3.2.0 needs numpy<2, older upstream Triton "
+            "numpy<2.5 (use tox -e cpu / tox -e ascend-cpu, which pin them)"
+        )
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -75,4 +75,6 @@ def kernel_with(**swapped: object) -> object:
     fn = clean._num_nans_kernel.fn
     body = types.FunctionType(fn.__code__, {**fn.__globals__, **swapped}, fn.__name__, fn.__defaults__, fn.__closure__)
     body.__qualname__, body.__module__, body.__doc__ = fn.__qualname__, fn.__module__, fn.__doc__
+    # compiled Triton reads constexpr-ness from the annotations (the interpreter does not care)
+    body.__annotations__, body.__kwdefaults__ = dict(fn.__annotations__), fn.__kwdefaults__
     return triton.jit(body)

@@ -12,6 +12,7 @@ from tests.reports.planted_kernel import PLANTED_MARKUP
 
 pytestmark = [
     pytest.mark.nan_reports,
+    pytest.mark.usefixtures("cpu_subruns"),
     pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is not installed (.ci/run installs it)"),
 ]
 

@@ -12,7 +12,7 @@ from reports.results import RECORD_KEYS, SCHEMA
 from tests.reports import runs
 from tests.reports.planted_kernel import PLANTED_MARKUP
 
-pytestmark = pytest.mark.nan_reports
+pytestmark = [pytest.mark.nan_reports, pytest.mark.usefixtures("cpu_subruns")]
 
 M = runs.MATRIX + "::test_matrix"
 CRASH = runs.PLANTED_CASES + "::test_planted_worker_crash"

@@ -21,6 +21,10 @@ _DROP_ENV = ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_CURRENT_TEST", "PYTEST_
              "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID")
 
 
+# A planted variant that does not compile or import is a broken plant, not a caught bug.
+NOT_A_CATCH: tuple[str, ...] = ("CompilationError", "SyntaxError", "NameError", "ImportError", "ModuleNotFoundError")
+
+
 @dataclass
 class SubRun:
     """One `pytest tests/precision --kernel MODULE` run: exit status and per-test outcomes from its JUnit XML."""
@@ -48,6 +52,11 @@ class SubRun:
     @property
     def passed(self) -> list[str]:
         return [nid for nid, outcome in self.outcomes.items() if outcome == "passed"]
+
+    @property
+    def detected(self) -> list[str]:
+        """Failed ids whose failure is the suite detecting a wrong result, not the variant failing to build."""
+        return [nid for nid in self.failed if not any(m in self.messages.get(nid, "") for m in NOT_A_CATCH)]
 
     def matching(self, patterns: Iterable[str], ids: Iterable[str]) -> list[str]:
         """The ids among `ids` that any of the regexes finds."""

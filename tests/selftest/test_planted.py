@@ -62,7 +62,7 @@ def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
     variant: Planted, tmp_path: Path, json_option: bool, server: ForkServer | None, device: str, record_property
 ) -> None:
     run = run_variant(variant, tmp_path, json_option, server, device)
-    hits = run.matching(variant.caught_by, run.failed)
+    hits = run.matching(variant.caught_by, run.detected)
     caught = run.completed and run.returncode == 1 and bool(hits)
     record_property(PROPERTY, json.dumps({
         "variant": variant.name, "bug_class": variant.bug_class, "caught": caught, "hits": hits,
@@ -116,3 +116,11 @@ def test_crashing_kernel_is_a_failed_case(
         assert run.json.is_file(), "the JSON results were not written"
     report = run.html.read_text(encoding="utf-8")
     assert "crashed" in report and "test_rejects_wrong_rank" in report, "the HTML report lacks the crash or the rest"
+
+
+def test_build_failures_are_not_catches(tmp_path: Path) -> None:
+    """A variant that fails to compile fails its cases too, but that proves nothing about the suite."""
+    run = SubRun("k", [], 1, 0.0, "", tmp_path / "j.xml", tmp_path / "r.html", None,
+                 outcomes={"a": "failed", "b": "failed", "c": "passed"},
+                 messages={"a": "triton.compiler.errors.CompilationError: at 7:20:", "b": "AssertionError: case x"})
+    assert run.detected == ["b"]
