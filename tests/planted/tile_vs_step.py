@@ -9,7 +9,7 @@ import triton.language as tl
 from kernel.predicate import is_nan_i32
 from tests.planted._wrapper import make_get_num_nans
 
-TILE: tl.constexpr = 4096
+TILE = tl.constexpr(4096)  # a global must be a constexpr instance for compiled Triton
 
 
 @triton.jit

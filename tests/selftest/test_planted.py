@@ -62,7 +62,7 @@ def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
     variant: Planted, tmp_path: Path, json_option: bool, server: ForkServer | None, device: str, record_property
 ) -> None:
     run = run_variant(variant, tmp_path, json_option, server, device)
-    hits = run.matching(variant.caught_by, run.detected)
+    hits = run.matching(variant.caught_by, run.failed if variant.build_error_is_the_bug else run.detected)
     caught = run.completed and run.returncode == 1 and bool(hits)
     record_property(PROPERTY, json.dumps({
         "variant": variant.name, "bug_class": variant.bug_class, "caught": caught, "hits": hits,
