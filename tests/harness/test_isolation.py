@@ -1,52 +1,39 @@
 """A kernel that faults or crashes shows up as failed cases with their ids; the run and its report survive."""
 from __future__ import annotations
 
-import subprocess
-import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from harness.isolation import is_fatal_device_error
+from tests.selftest.runner import SubRun, run_suite
 
 pytestmark = pytest.mark.nan_harness
 
-ROOT = Path(__file__).resolve().parents[2]
+# the faulting case first (matrix order), then four cases that must still run
+SELECT = "fp32-prefix and wrapper and (2x5000-nan0.5 or 4x8192)"
+FAULTING = "fp32-prefix-2x5000-nan0.5"
 
 
-def run_suite(kernel: str, device: str, tmp_path: Path, *extra: str) -> tuple[int, list[tuple[str, str]], str]:
-    """Run five fp32 matrix cases against `kernel`, the faulting one first; return exit code, outcomes in order."""
-    junit = tmp_path / "junit.xml"
-    cmd = [
-        sys.executable, "-m", "pytest", "tests/precision/test_matrix.py", "--device", device, "--kernel", kernel,
-        "-k", "fp32-prefix and wrapper and (2x5000-nan0.5 or 4x8192)", "-p", "no:cacheprovider", "-p", "no:randomly",
-        f"--junitxml={junit}", f"--html={tmp_path / 'report.html'}", *extra,
-    ]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
-    outcomes: list[tuple[str, str]] = []
-    if junit.exists():
-        for case in ET.parse(junit).getroot().iter("testcase"):
-            failed = case.find("failure") is not None or case.find("error") is not None
-            outcomes.append((case.get("name", ""), "failed" if failed else "passed"))
-    return proc.returncode, outcomes, proc.stdout + proc.stderr
+def run(kernel: str, device: str, tmp_path: Path, workers: int) -> SubRun:
+    return run_suite(f"tests.harness.fixtures.{kernel}", SELECT, tmp_path, workers=workers, json_option=True,
+                     device=device)
 
 
-@pytest.mark.parametrize("kernel", ["tests.harness.fixtures.faulting_kernel", "tests.harness.fixtures.segfault_kernel"])
+@pytest.mark.parametrize("kernel", ["faulting_kernel", "segfault_kernel"])
 def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, device: str, tmp_path: Path) -> None:
-    code, outcomes, output = run_suite(kernel, device, tmp_path, "-n", "1")
-    assert code == 1, output
-    failed = {n for n, o in outcomes if o == "failed"}
-    assert failed and all("fp32-prefix-2x5000-nan0.5" in n for n in failed), output
-    assert sum(o == "passed" and "4x8192" in n for n, o in outcomes) == 4, output  # ran after the crash
-    assert (tmp_path / "report.html").exists()
+    result = run(kernel, device, tmp_path, workers=1)
+    assert result.completed and result.returncode == 1, result.describe()
+    assert result.failed and all(FAULTING in n for n in result.failed), result.describe()
+    assert sum("4x8192" in n for n in result.passed) == 4, result.describe()  # ran after the crash
+    assert result.json is not None and result.json.is_file()
 
 
 def test_serial_run_stops_cleanly_after_a_device_fault(device: str, tmp_path: Path) -> None:
-    code, outcomes, output = run_suite("tests.harness.fixtures.faulting_kernel", device, tmp_path)
-    assert code == 1 and "device context is lost" in output, output
-    assert [o for n, o in outcomes] == ["failed"], output  # stopped at the fault, nothing after it ran
-    assert (tmp_path / "report.html").exists()
+    result = run("faulting_kernel", device, tmp_path, workers=0)
+    assert result.completed and result.returncode == 1, result.describe()
+    assert "device context is lost" in result.output, result.describe()
+    assert list(result.outcomes.values()) == ["failed"], result.describe()  # stopped at the fault
 
 
 @pytest.mark.parametrize(

@@ -42,19 +42,22 @@ def test_module_without_wrapper_is_refused() -> None:
 )
 def test_bad_kernel_option_is_a_usage_error(kernel: str, expect: str, device: str, tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--device", device, "--kernel", kernel, "--co", "-q",
-         "-p", "no:cacheprovider", f"--html={tmp_path / 'r.html'}", "tests/precision/test_matrix.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [*pytest_cmd(device, kernel, tmp_path), "--co", "-q"], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 4 and expect in proc.stderr, proc.stdout + proc.stderr
 
 
 def test_skipped_direct_cases_say_why(device: str, tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--device", device, "--kernel", "tests.harness.fixtures.wrapper_only",
-         "-k", "fp32-prefix-1x128", "-rs", "-p", "no:cacheprovider", f"--html={tmp_path / 'r.html'}",
-         "tests/precision/test_matrix.py"],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
-    )
+    cmd = [*pytest_cmd(device, "tests.harness.fixtures.wrapper_only", tmp_path), "-k", "fp32-prefix-1x128", "-rs"]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "4 passed, 4 skipped" in proc.stdout and "exposes no _num_nans_kernel" in proc.stdout
+
+
+def pytest_cmd(device: str, kernel: str, tmp_path: Path) -> list[str]:
+    """A sub-run of the matrix whose reports all go to tmp_path, never into reports/."""
+    return [
+        sys.executable, "-m", "pytest", "tests/precision/test_matrix.py", "--device", device, "--kernel", kernel,
+        "-p", "no:cacheprovider", f"--html={tmp_path / 'r.html'}", f"--junitxml={tmp_path / 'j.xml'}",
+        f"--nan-json={tmp_path / 'r.json'}",
+    ]
