@@ -77,9 +77,13 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _check_interpreter() -> None:
     """Stop with advice when the installed Triton's interpreter cannot run a loop kernel (numpy mismatch)."""
+    import warnings
+
     from harness.preflight import interpreter_problem
 
-    problem = interpreter_problem()
+    with warnings.catch_warnings():  # triton-ascend's interpreter warns on every loop bound under numpy 1.25+
+        warnings.simplefilter("ignore", DeprecationWarning)
+        problem = interpreter_problem()
     if problem is not None:
         import numpy
 
