@@ -40,6 +40,39 @@ def prepare(device: str) -> None:
         raise RuntimeError(f"TRITON_INTERPRET is set but --device {device} asks for compiled kernels")
 
 
+def card_count(device: str) -> int:
+    """How many cards of this backend the process can see (honours CUDA/ASCEND_RT_VISIBLE_DEVICES)."""
+    if device == "cuda":
+        return torch.cuda.device_count()
+    if device == "npu":
+        return int(torch.npu.device_count())
+    return 0
+
+
+def worker_card(worker_id: str | None, count: int) -> int | None:
+    """xdist worker gwN takes card N mod count, so `-n 8` on an 8-card node uses every card once."""
+    if not worker_id or not worker_id.startswith("gw") or count < 1:
+        return None
+    return int(worker_id[2:]) % count
+
+
+def pin_worker(device: str, worker_id: str | None) -> int | None:
+    """Make this xdist worker's default card its own; returns the card, or None when nothing was pinned."""
+    card = worker_card(worker_id, card_count(device))
+    if card is not None:
+        (torch.cuda if device == "cuda" else torch.npu).set_device(card)
+    return card
+
+
+def current_card(device: str) -> int | None:
+    """Index of the card kernels run on now, for reports (a failure may belong to one faulty card)."""
+    if device == "cuda":
+        return torch.cuda.current_device()
+    if device == "npu":
+        return int(torch.npu.current_device())
+    return None
+
+
 def synchronize(device: str) -> None:
     """Wait for queued kernels so a fault surfaces at the case that caused it."""
     if device == "cuda":

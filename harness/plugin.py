@@ -66,6 +66,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from exc
     if device == "cpu":
         _check_interpreter()
+    else:
+        backend.pin_worker(device, getattr(config, "workerinput", {}).get("workerid"))
     module_name = config.getoption("--kernel")
     try:
         target = load(module_name)
@@ -179,7 +181,13 @@ def check(request: pytest.FixtureRequest, device: str) -> Checker:
             row_labels=row_labels,
             side_effects=side_effects,
         )
-        record = {**info.__dict__, "shape": list(info.shape), **result.as_dict(), "ok": result.ok}
+        record = {
+            **info.__dict__,
+            "shape": list(info.shape),
+            "card": backend.current_card(device),
+            **result.as_dict(),
+            "ok": result.ok,
+        }
         request.node.user_properties.append((CASE_PROPERTY, json.dumps(record)))
         assert_comparison(result)
         return result

@@ -34,6 +34,7 @@ class Check:
     problems: tuple[str, ...]
     wrong_rows: tuple[dict[str, Any], ...]
     ok: bool
+    card: int | None = None  # accelerator index the kernel ran on (None on the CPU)
 
     @classmethod
     def from_json(cls, text: str) -> Check:
@@ -53,6 +54,7 @@ class Check:
             problems=tuple(str(p) for p in d.get("problems") or ()),
             wrong_rows=tuple(dict(w) for w in d.get("wrong_rows") or ()),
             ok=bool(d.get("ok", False)),
+            card=d.get("card"),
         )
 
     def as_dict(self) -> dict[str, Any]:
@@ -70,6 +72,7 @@ class Check:
             "problems": list(self.problems),
             "wrong_rows": [dict(w) for w in self.wrong_rows],
             "ok": self.ok,
+            "card": self.card,
         }
 
 
@@ -212,6 +215,7 @@ class CaseResult:
             "expected_total": self.expected_total,
             "got_total": self.got_total,
             "wrong_rows": self.wrong_rows,
+            "cards": sorted({c.card for c in self.checks if c.card is not None}),
             "message": self.message,
             "waiver": self.waiver,
             "checks": [c.as_dict() for c in self.checks],

@@ -13,7 +13,7 @@ from reports.records import CaseResult
 SCHEMA = "nan-harness-results/1"
 RECORD_KEYS = (
     "id", "nodeid", "parameters", "path", "outcome", "duration",
-    "expected_total", "got_total", "wrong_rows", "message", "waiver", "checks",
+    "expected_total", "got_total", "wrong_rows", "cards", "message", "waiver", "checks",
 )
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "pending")
 
