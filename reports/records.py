@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 CASE_PROPERTY = "nan_case"  # the user property harness.plugin's check fixture writes (kept in step with it)
+PLANTED_PROPERTY = "planted"  # the planted-bug self-test's verdict per variant (tests/selftest)
 
 DTYPES = ("fp32", "bf16", "fp16", "fp64", "fp8e4m3", "fp8e5m2")
 PATHS = ("wrapper", "direct")
@@ -137,6 +138,7 @@ class CaseResult:
     checks: list[Check] = field(default_factory=list)
     message: str = ""
     waiver: dict[str, str] | None = None
+    planted: dict[str, Any] | None = None  # a self-test's verdict: variant, bug_class, caught, hits, applies
 
     @property
     def id(self) -> str:
@@ -193,9 +195,16 @@ class CaseResult:
                longrepr: str, wasxfail: bool) -> None:
         """Fold one pytest report (setup, call, teardown, or xdist's crash report) into this result."""
         self.duration += duration
+        properties = list(properties)
         new = checks_from_properties(properties)
         if len(new) > len(self.checks):  # reports carry the item's properties so far: keep the longest
             self.checks = new
+        for name, value in properties:
+            if name == PLANTED_PROPERTY:
+                try:
+                    self.planted = dict(json.loads(str(value)))
+                except (ValueError, TypeError):
+                    pass
         verdict = _verdict(when, outcome, wasxfail)
         if verdict is None:
             return

@@ -169,6 +169,33 @@ def sweep_lines(results: Sequence[CaseResult]) -> str:
     return f'<h3>Exhaustive sweeps</h3><ul id="nan-sweeps">{"".join(lines)}</ul>'
 
 
+def planted_table(results: Sequence[CaseResult]) -> str:
+    """The self-test's proof: each planted bug, its class, whether the suite caught it, and the first catching case."""
+    verdicts = sorted((r.planted for r in results if r.planted), key=lambda v: (v.get("bug_class", ""), v.get("variant", "")))
+    if not verdicts:
+        return ""
+    rows = []
+    for v in verdicts:
+        hits = list(v.get("hits") or [])
+        if not v.get("applies", True):
+            state, text = "skip", "blind spot here" + (" (caught anyway)" if v.get("caught") else "")
+        else:
+            state, text = ("pass", "caught") if v.get("caught") else ("fail", "NOT CAUGHT")
+        first = hits[0] + (f" (+{len(hits) - 1} more)" if len(hits) > 1 else "") if hits else ""
+        rows.append(
+            f'<tr data-case="{escape(str(v.get("variant", "")), quote=True)}" data-state="{state}">'
+            f'<td>{escape(str(v.get("bug_class", "")))}</td><td>{escape(str(v.get("variant", "")))}</td>'
+            f'<td class="nan-{state}">{text}</td><td style="text-align:left">{escape(first)}</td></tr>'
+        )
+    scored = [v for v in verdicts if v.get("applies", True)]
+    caught = sum(bool(v.get("caught")) for v in scored)
+    return (
+        f"<h3>Planted bugs caught: {caught}/{len(scored)}</h3>"
+        '<table id="nan-planted"><thead><tr><th>class</th><th>variant</th><th>verdict</th><th>first catching case</th>'
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
 def failure_list(results: Sequence[CaseResult]) -> str:
     """Every failed or errored test by id with its most telling line: crashes and non-matrix cases included."""
     failed = [r for r in results if r.failed]
@@ -197,5 +224,5 @@ def render(results: Sequence[CaseResult]) -> str:
     """The whole summary block."""
     return (
         f'{STYLE}<div class="nan-summary">{failure_list(results)}{matrix_grid(results)}'
-        f"{ieee_table(results)}{sweep_lines(results)}</div>"
+        f"{ieee_table(results)}{sweep_lines(results)}{planted_table(results)}</div>"
     )

@@ -158,3 +158,20 @@ def test_compare_refuses_foreign_files(tmp_path: Path, capsys: pytest.CaptureFix
     assert compare.main([str(other), str(other)]) == 2
     assert compare.main([str(tmp_path / "absent.json"), str(other)]) == 2
     assert "not a nan-harness-results/1 results file" in capsys.readouterr().err
+
+
+def test_planted_table_scores_and_escapes() -> None:
+    from reports.records import CaseResult
+    from reports.summary import planted_table
+
+    def result(variant: str, caught: bool, applies: bool = True) -> CaseResult:
+        r = CaseResult(f"tests/selftest/test_planted.py::test_planted_bug_is_caught[{variant}]")
+        r.planted = {"variant": variant, "bug_class": "predicate", "caught": caught, "applies": applies,
+                     "hits": ["test_matrix[<b>x</b>]"] if caught else []}
+        return r
+
+    html = planted_table([result("pred_inf", True), result("pred_neg", False), result("int1", False, applies=False)])
+    assert "Planted bugs caught: 1/2" in html
+    assert 'data-case="pred_neg" data-state="fail"' in html and 'data-case="int1" data-state="skip"' in html
+    assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
+    assert planted_table([CaseResult("t::a")]) == ""

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-PROPERTY = "planted"
+from reports.records import PLANTED_PROPERTY as PROPERTY  # one name for the writer and the report
+
 PLUGIN_NAME = "nan-selftest-score"
 
 
