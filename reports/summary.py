@@ -196,11 +196,27 @@ def planted_table(results: Sequence[CaseResult]) -> str:
     )
 
 
+SHOWN_FAILURES = 15  # listed openly; the rest fold under a <details> so the tables stay in view
+
+
+def failure_headline(results: Sequence[CaseResult]) -> str:
+    """How many tests failed, and in which test functions: what a reviewer reads first."""
+    failed = [r for r in results if r.failed]
+    if not failed:
+        return '<p class="nan-headline" id="nan-failures">No failures.</p>'
+    tally: dict[str, int] = {}
+    for r in failed:
+        name = r.id.split("[", 1)[0]
+        tally[name] = tally.get(name, 0) + 1
+    by_test = ", ".join(f"{escape(name)} {n}" for name, n in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+    return f'<p class="nan-headline">{len(failed)} failed test(s)</p><p id="nan-failed-by-test">{by_test}</p>'
+
+
 def failure_list(results: Sequence[CaseResult]) -> str:
     """Every failed or errored test by id with its most telling line: crashes and non-matrix cases included."""
     failed = [r for r in results if r.failed]
     if not failed:
-        return '<p class="nan-headline" id="nan-failures">No failures.</p>'
+        return ""
     items = []
     for r in failed:
         first = next((w for w in r.wrong_rows), None)
@@ -214,15 +230,19 @@ def failure_list(results: Sequence[CaseResult]) -> str:
         else:
             why = short_message(r.message)
         items.append(f"<li><b>{r.outcome}</b> <code>{escape(r.id)}</code>: {escape(why)}</li>")
-    return (
-        f'<p class="nan-headline">{len(failed)} failed test(s)</p>'
-        f'<ul id="nan-failures">{"".join(items)}</ul>'
+    shown, folded = items[:SHOWN_FAILURES], items[SHOWN_FAILURES:]
+    more = (
+        f'<details id="nan-more-failures"><summary>{len(folded)} more failed test(s)</summary>'
+        f'<ul>{"".join(folded)}</ul></details>'
+        if folded
+        else ""
     )
+    return f'<h3>Failed tests</h3><ul id="nan-failures">{"".join(shown)}</ul>{more}'
 
 
 def render(results: Sequence[CaseResult]) -> str:
     """The whole summary block."""
     return (
-        f'{STYLE}<div class="nan-summary">{failure_list(results)}{matrix_grid(results)}'
-        f"{ieee_table(results)}{sweep_lines(results)}{planted_table(results)}</div>"
+        f'{STYLE}<div class="nan-summary">{failure_headline(results)}{matrix_grid(results)}'
+        f"{ieee_table(results)}{sweep_lines(results)}{planted_table(results)}{failure_list(results)}</div>"
     )

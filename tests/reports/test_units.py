@@ -175,3 +175,20 @@ def test_planted_table_scores_and_escapes() -> None:
     assert 'data-case="pred_neg" data-state="fail"' in html and 'data-case="int1" data-state="skip"' in html
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
     assert planted_table([CaseResult("t::a")]) == ""
+
+
+def test_long_failure_lists_fold_below_the_tables() -> None:
+    from reports.records import CaseResult
+    from reports.summary import SHOWN_FAILURES, render
+
+    results = []
+    for i in range(SHOWN_FAILURES + 5):
+        r = CaseResult(f"tests/precision/test_layouts.py::test_edge_shapes[fp32-shape-1x{i}-wrapper]", outcome="failed")
+        results.append(r)
+    results.append(CaseResult("tests/precision/test_matrix.py::test_matrix[fp32-prefix-1x128-nan0.5-wrapper]",
+                              outcome="failed"))
+    html = render(results)
+    assert f"{SHOWN_FAILURES + 6} failed test(s)" in html
+    assert "test_edge_shapes 20, test_matrix 1" in html  # the tally, busiest first
+    assert "6 more failed test(s)" in html
+    assert html.index('id="nan-matrix-grid"') < html.index('id="nan-failures"')  # tables first
