@@ -1,17 +1,14 @@
 """--kernel loading: the API is checked, and a missing or foreign kernel skips direct cases with a reason."""
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from harness.target import ANCHOR_SIGNATURE, load
+from tests.reports.runs import MATRIX, run_pytest
 
 pytestmark = pytest.mark.nan_harness
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_our_kernel_has_the_anchor_signature() -> None:
@@ -41,23 +38,12 @@ def test_module_without_wrapper_is_refused() -> None:
     [("no.such.module", "No module named"), ("tests.harness.fixtures.no_wrapper", "get_num_nans")],
 )
 def test_bad_kernel_option_is_a_usage_error(kernel: str, expect: str, device: str, tmp_path: Path) -> None:
-    proc = subprocess.run(
-        [*pytest_cmd(device, kernel, tmp_path), "--co", "-q"], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
-    assert proc.returncode == 4 and expect in proc.stderr, proc.stdout + proc.stderr
+    run = run_pytest(tmp_path, [MATRIX, "--kernel", kernel, "--co"], device=device)
+    assert run.returncode == 4 and expect in run.output, run.output
 
 
 def test_skipped_direct_cases_say_why(device: str, tmp_path: Path) -> None:
-    cmd = [*pytest_cmd(device, "tests.harness.fixtures.wrapper_only", tmp_path), "-k", "fp32-prefix-1x128", "-rs"]
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "4 passed, 4 skipped" in proc.stdout and "exposes no _num_nans_kernel" in proc.stdout
-
-
-def pytest_cmd(device: str, kernel: str, tmp_path: Path) -> list[str]:
-    """A sub-run of the matrix whose reports all go to tmp_path, never into reports/."""
-    return [
-        sys.executable, "-m", "pytest", "tests/precision/test_matrix.py", "--device", device, "--kernel", kernel,
-        "-p", "no:cacheprovider", f"--html={tmp_path / 'r.html'}", f"--junitxml={tmp_path / 'j.xml'}",
-        f"--nan-json={tmp_path / 'r.json'}",
-    ]
+    args = [MATRIX, "--kernel", "tests.harness.fixtures.wrapper_only", "-k", "fp32-prefix-1x128", "-rs"]
+    run = run_pytest(tmp_path, args, device=device)
+    assert run.returncode == 0, run.output
+    assert "4 passed, 4 skipped" in run.output and "exposes no _num_nans_kernel" in run.output

@@ -60,11 +60,11 @@ class SubRun:
         return next(c for c in self.results()["cases"] if c["nodeid"] == nodeid)
 
 
-def run_pytest(folder: Path, args: list[str], env: dict[str, str] | None = None) -> SubRun:
+def run_pytest(folder: Path, args: list[str], env: dict[str, str] | None = None, device: str = "cpu") -> SubRun:
     """pytest in a subprocess from the repo root, every output file redirected into folder."""
     folder.mkdir(parents=True, exist_ok=True)
     cmd = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", "cpu", "-q",
+        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", device, "-q",
         f"--basetemp={folder / 'tmp'}",
         f"--html={folder / 'precision.html'}",
         f"--junitxml={folder / 'junit.xml'}",
