@@ -15,9 +15,9 @@ SELECT = "fp32-prefix and wrapper and (2x5000-nan0.5 or 4x8192)"
 FAULTING = "fp32-prefix-2x5000-nan0.5"
 
 
-def run(kernel: str, device: str, tmp_path: Path, workers: int) -> SubRun:
+def run(kernel: str, device: str, tmp_path: Path, workers: int, *extra: str) -> SubRun:
     return run_suite(f"tests.harness.fixtures.{kernel}", SELECT, tmp_path, workers=workers, json_option=True,
-                     device=device)
+                     device=device, extra=extra)
 
 
 @pytest.mark.parametrize("kernel", ["faulting_kernel", "segfault_kernel"])
@@ -27,6 +27,15 @@ def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, device: str, tm
     assert result.failed and all(FAULTING in n for n in result.failed), result.describe()
     assert sum("4x8192" in n for n in result.passed) == 4, result.describe()  # ran after the crash
     assert result.json is not None and result.json.is_file()
+
+
+def test_hanging_kernel_is_a_failed_case(device: str, tmp_path: Path) -> None:
+    """pytest-timeout (tox passes --timeout) ends the hung worker; xdist blames the case and goes on."""
+    pytest.importorskip("pytest_timeout")
+    result = run("hanging_kernel", device, tmp_path, 1, "--timeout=4", "--timeout-method=thread")
+    assert result.completed and result.returncode == 1, result.describe()
+    assert result.failed and all(FAULTING in n for n in result.failed), result.describe()
+    assert sum("4x8192" in n for n in result.passed) == 4, result.describe()
 
 
 def test_serial_run_stops_cleanly_after_a_device_fault(device: str, tmp_path: Path) -> None:
