@@ -97,12 +97,12 @@ class Launch:
     side_effects: tuple[str, ...]
 
 
+_INT_VIEW = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
 def _bits_snapshot(logits: torch.Tensor) -> torch.Tensor:
-    """Raw bits of the logical elements (not the padding), to prove the input was left alone."""
-    return logits.detach().clone().view(_INT_VIEW[logits.element_size()]) if logits.numel() else logits.clone()
-
-
-_INT_VIEW = {2: torch.int16, 4: torch.int32, 8: torch.int64, 1: torch.int8}
+    """Raw bits of the logical elements (not the padding), on the input's device, to prove it was left alone."""
+    return logits.detach().clone().view(_INT_VIEW[logits.element_size()])
 
 
 def run_path(target: KernelUnderTest, path: str, logits: torch.Tensor) -> Launch:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+import torch
 
 from cases.build_conformance import build_magnitudes, build_offset_rows, build_padded, build_shape, place_offset_rows
 from cases.conformance import MAGNITUDE_CASES, OFFSET_CASES, PADDED_CASES, SHAPE_CASES, batch_cases
@@ -50,13 +51,7 @@ def test_nan_padded_rows(case: PaddedCase, path: str, device: str, run_case) -> 
     assert view.stride(0) == case.stride
     info = CaseInfo(str(case), "layout", case.dtype, "padded", (case.rows, case.vocab), "0.2", path, case.seed)
     run_case(path, view, bits_reference(storage_host[:, : case.vocab]), info)
-    assert torch_equal_bits(storage, storage_host), "the padding between rows was modified"
-
-
-def torch_equal_bits(a, b) -> bool:  # type: ignore[no-untyped-def]
-    import torch
-
-    return torch.equal(to_bits(a), to_bits(b))
+    assert torch.equal(to_bits(storage), to_bits(storage_host)), "the padding between rows was modified"
 
 
 @pytest.mark.nan_bigoffset
