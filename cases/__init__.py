@@ -1,1 +1,1 @@
-"""Case descriptions (records), their lists, and the builders that make tensors from them."""
+"""Case families (cases.families), their registry, the anchor's lists, and float formats built from raw bits."""

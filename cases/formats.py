@@ -51,7 +51,9 @@ FP32 = FloatFormat("fp32", torch.float32, torch.int32, 32, 8, 23)
 BF16 = FloatFormat("bf16", torch.bfloat16, torch.int16, 16, 8, 7)
 FP16 = FloatFormat("fp16", torch.float16, torch.int16, 16, 5, 10)
 
-FORMATS: dict[str, FloatFormat] = {f.name: f for f in (FP32, BF16, FP16)}
+FP64 = FloatFormat("fp64", torch.float64, torch.int64, 64, 11, 52)  # outside the kernel's domain; contract inputs
+
+FORMATS: dict[str, FloatFormat] = {f.name: f for f in (FP32, BF16, FP16, FP64)}
 BY_DTYPE: dict[torch.dtype, FloatFormat] = {f.dtype: f for f in FORMATS.values()}
 
 

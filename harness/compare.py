@@ -1,104 +1,93 @@
-"""Bit-exact comparison of count tensors: integer equality plus dtype, shape and device."""
+"""Bit-exact comparison of count tensors: integer equality plus dtype, shape and device, into a `Check`."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 import torch
+
+from verdict.record import PASS, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, WrongRow
 
 SHOWN_ROWS = 20  # wrong rows spelled out in a message; the rest are counted
 
 
-@dataclass(frozen=True)
-class WrongRow:
-    row: int
-    expected: int
-    got: int
-    label: str = ""
-
-    def as_dict(self) -> dict[str, object]:
-        return {"row": self.row, "expected": self.expected, "got": self.got, "label": self.label}
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Everything a report needs about one check; `ok` only when nothing at all differs."""
-
-    case_id: str
-    seed: int | None
-    expected_total: int
-    got_total: int | None
-    problems: tuple[str, ...] = ()
-    wrong_rows: tuple[WrongRow, ...] = field(default_factory=tuple)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems and not self.wrong_rows
-
-    def message(self) -> str:
-        head = f"case {self.case_id}" + (f" (seed {self.seed})" if self.seed is not None else "")
-        lines = [f"{head}: NaN counts differ from the CPU reference"]
-        lines += [f"  {p}" for p in self.problems]
-        if self.wrong_rows:
-            lines.append(f"  {len(self.wrong_rows)} wrong row(s); expected total {self.expected_total}, got {self.got_total}")
-            for w in self.wrong_rows[:SHOWN_ROWS]:
-                extra = f"  [{w.label}]" if w.label else ""
-                lines.append(f"    row {w.row}: expected {w.expected}, got {w.got}{extra}")
-            if len(self.wrong_rows) > SHOWN_ROWS:
-                lines.append(f"    ... and {len(self.wrong_rows) - SHOWN_ROWS} more")
-        return "\n".join(lines)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "case_id": self.case_id,
-            "seed": self.seed,
-            "expected_total": self.expected_total,
-            "got_total": self.got_total,
-            "problems": list(self.problems),
-            "wrong_rows": [w.as_dict() for w in self.wrong_rows],
-        }
+def describe_input(x: object) -> str:
+    """Shape, strides, storage offset, dtype and device of an input: enough to rebuild the layout."""
+    if not isinstance(x, torch.Tensor):
+        return type(x).__name__
+    return (f"shape {tuple(x.shape)}, strides {tuple(x.stride())}, offset {x.storage_offset()}, "
+            f"{str(x.dtype).removeprefix('torch.')} on {x.device}")
 
 
 def compare_counts(
     got: object,
     expected: torch.Tensor,
     *,
-    device: str,
-    case_id: str,
-    seed: int | None = None,
+    params: CaseParams,
+    path: str,
+    device_type: str,
     row_labels: Sequence[str] | None = None,
     side_effects: Sequence[str] = (),
-) -> Comparison:
+    card: int | None = None,
+    input_desc: str = "",
+) -> Check:
     """Compare kernel counts with the CPU reference; never raises on a malformed result, it reports it."""
     expected_total = int(expected.sum())
     problems: list[str] = list(side_effects)
+
+    def done(got_total: int | None, wrong: Sequence[WrongRow] = ()) -> Check:
+        verdict = WRONG_COUNTS if wrong or got_total is None else (SIDE_EFFECT if problems else PASS)
+        return Check(params, path, verdict, expected_total, got_total, tuple(problems), tuple(wrong), card,
+                     input_desc)
+
     if not isinstance(got, torch.Tensor):
         problems.append(f"result is {type(got).__name__}, not a tensor")
-        return Comparison(case_id, seed, expected_total, None, tuple(problems))
+        return done(None)
     if got.dtype != torch.int32:
         problems.append(f"dtype {got.dtype}, expected torch.int32")
     if tuple(got.shape) != tuple(expected.shape):
         problems.append(f"shape {tuple(got.shape)}, expected {tuple(expected.shape)}")
-    if got.device.type != device:
-        problems.append(f"device {got.device}, expected {device}")
-    host = got.detach().cpu()
-    if host.is_floating_point() or host.is_complex():
-        got_total = None
-        problems.append("values are not integers")
-        return Comparison(case_id, seed, expected_total, got_total, tuple(problems))
-    values = host.to(torch.int64).reshape(-1)
-    got_total = int(values.sum())
+    if got.device.type != device_type:
+        problems.append(f"device {got.device}, expected {device_type}")
+    if got.device.type == "meta" or got.is_floating_point() or got.is_complex():
+        problems.append("values are not readable integers" if got.device.type != "meta" else "values live on meta")
+        return done(None)
+    try:
+        values = got.detach().cpu().to(torch.int64).reshape(-1)
+    except Exception as exc:  # noqa: BLE001 - an exotic tensor must become a problem, not an exception
+        problems.append(f"values cannot be read: {type(exc).__name__}: {exc}")
+        return done(None)
     wrong: list[WrongRow] = []
     if values.numel() == expected.numel():
         want = expected.to(torch.int64).reshape(-1)
         for row in torch.nonzero(values != want).reshape(-1).tolist():
-            label = row_labels[row] if row_labels is not None else ""
+            label = row_labels[row] if row_labels is not None and row < len(row_labels) else ""
             wrong.append(WrongRow(row, int(want[row]), int(values[row]), label))
-    return Comparison(case_id, seed, expected_total, got_total, tuple(problems), tuple(wrong))
+    elif not problems:
+        problems.append(f"{values.numel()} counts for {expected.numel()} rows")
+    return done(int(values.sum()), wrong)
 
 
-def assert_comparison(comparison: Comparison) -> None:
-    """Fail the calling test with the comparison's message, pointing at the case, not at this helper."""
+def message(check: Check) -> str:
+    """The failure text: the case and seed, every problem, and the wrong rows with their labels."""
+    p = check.params
+    head = f"case {p.case_id} ({check.path})" + (f" (seed {p.seed})" if p.seed is not None else "")
+    lines = [f"{head}: {check.verdict.replace('_', ' ')}"]
+    if check.input_desc:
+        lines.append(f"  input: {check.input_desc}")
+    if check.refusal:
+        lines.append(f"  refused: {check.refusal}")
+    lines += [f"  {problem}" for problem in check.problems]
+    if check.wrong_rows:
+        lines.append(f"  {len(check.wrong_rows)} wrong row(s); expected total {check.expected_total}, "
+                     f"got {check.got_total}")
+        lines += [f"    {w.describe()}" for w in check.wrong_rows[:SHOWN_ROWS]]
+        if len(check.wrong_rows) > SHOWN_ROWS:
+            lines.append(f"    ... and {len(check.wrong_rows) - SHOWN_ROWS} more")
+    return "\n".join(lines)
+
+
+def assert_check(check: Check) -> None:
+    """Fail the calling test with the check's message, pointing at the case, not at this helper."""
     __tracebackhide__ = True
-    if not comparison.ok:
-        raise AssertionError(comparison.message())
+    if not check.ok:
+        raise AssertionError(message(check))

@@ -13,28 +13,14 @@ from collections.abc import Generator
 
 import pytest
 
-FATAL_KEY = pytest.StashKey[str]()
+from harness.backends import any_fault
 
-# Messages of errors after which the device context cannot be trusted (CUDA runtime, torch_npu / CANN).
-FATAL_DEVICE_ERRORS: tuple[str, ...] = (
-    "illegal memory access",
-    "unspecified launch failure",
-    "device-side assert",
-    "misaligned address",
-    "illegal instruction",
-    "cuda error: an illegal",
-    "aicore exception",
-    "aivec exception",
-    "ez9999",
-    "acl stream synchronize failed",
-    "npu function error",
-)
+FATAL_KEY = pytest.StashKey[str]()
 
 
 def is_fatal_device_error(exc: BaseException) -> bool:
-    """True when the exception text names a fault that corrupts the device context."""
-    text = f"{type(exc).__name__}: {exc}".lower()
-    return any(marker in text for marker in FATAL_DEVICE_ERRORS)
+    """True when the exception text names a fault that corrupts a device context (any backend's markers)."""
+    return any_fault(f"{type(exc).__name__}: {exc}")
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,57 +1,56 @@
-"""The pytest plugin: --device and --kernel, backend setup before kernels import, and shared fixtures."""
+"""The pytest plugin: --device, --kernel and families; backend setup before kernels import; the shared fixtures."""
 from __future__ import annotations
 
-import json
+import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
 
-from harness import device as backend
-from harness.compare import Comparison, assert_comparison, compare_counts
-from harness.target import KernelUnderTest, load, run_path
+from cases import registry
+from cases.family import Context, Family
+from harness import backends
+from harness.backends import Backend
+from harness.compare import assert_check, compare_counts, describe_input
+from harness.target import PATHS, KernelLoadError, KernelUnderTest, load, run_path
+from harness.environment import collect as collect_environment
+from verdict.record import (
+    CHECK_PROPERTY, DEVICE_FAULT, PARAMS_PROPERTY, REFUSED, CaseParams, Check,
+)
+from verdict.run import RUN_INFO_KEY, RunInfo
 
 pytest_plugins = ["harness.isolation"]
 
-DEVICE_KEY = pytest.StashKey[str]()
+BACKEND_KEY = pytest.StashKey[Backend]()
 TARGET_KEY = pytest.StashKey[KernelUnderTest]()
-CASE_PROPERTY = "nan_case"  # user_properties name; survives xdist and lands in JUnit XML
+FAMILIES_KEY = pytest.StashKey[tuple[Family, ...]]()
 
+# markers of tests that are not case families (families bring their own)
 MARKERS: dict[str, str] = {
-    "nan_matrix": "the anchor's 120-case dtype x layout x shape x NaN-fraction matrix",
-    "nan_special": "IEEE special values built from raw bits",
     "nan_contract": "get_num_nans API contract: shapes, dtypes, layouts, empty batches, no side effects",
     "nan_reference": "the CPU references agree with each other (a failure points at the reference)",
     "nan_harness": "self-tests of the harness code (no kernel under test involved)",
     "nan_selftest": "the suite catches planted bugs: tests.planted variants run through --kernel in subprocesses",
-    "nan_ieee": "IEEE value classes from raw bits, per row and mixed",
-    "nan_sweep": "exhaustive bit-pattern sweeps (fp16, bf16; fp32 sample)",
     "nan_fp32_full": "all 2^32 fp32 patterns; runs only with --nan-fp32-full",
-    "nan_layout": "hostile layouts: edge shapes, count magnitudes, NaN-padded rows, huge offsets",
+    "nan_sweep": "exhaustive bit-pattern sweeps (fp16, bf16; fp32 sample; fp32 in full on demand)",
     "nan_bigoffset": "row offsets past 2^31 elements (large virtual allocations)",
 }
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("nan-harness", "NaN-count kernel precision harness")
-    group.addoption(
-        "--device",
-        choices=backend.DEVICE_CHOICES,
-        default="auto",
-        help="backend: auto picks npu, then cuda, then cpu (Triton interpreter). Default: auto",
-    )
-    group.addoption(
-        "--kernel",
-        default="kernel",
-        metavar="MODULE",
-        help="dotted module under test; must expose get_num_nans, may expose _num_nans_kernel. Default: kernel",
-    )
-    group.addoption(
-        "--nan-fp32-full",
-        action="store_true",
-        help="also sweep all 2^32 fp32 patterns (minutes on the CPU interpreter; seconds on a GPU)",
-    )
+    group.addoption("--device", choices=backends.CHOICES, default="auto",
+                    help="backend: auto picks npu, then cuda, then cpu (Triton interpreter). Default: auto")
+    group.addoption("--kernel", default="kernel", metavar="MODULE",
+                    help="dotted module under test; must expose get_num_nans, may expose _num_nans_kernel. "
+                         "Default: kernel")
+    group.addoption("--kernel-path", action="append", default=[], metavar="DIR",
+                    help="folder to import --kernel from (put first on sys.path); repeatable")
+    group.addoption("--nan-family", action="append", default=[], metavar="MODULE",
+                    help="extra case-family module (exposing FAMILY) to run besides cases.families; repeatable")
+    group.addoption("--nan-fp32-full", action="store_true",
+                    help="also sweep all 2^32 fp32 patterns (minutes on the CPU interpreter; seconds on a GPU)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -60,21 +59,37 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.option.help or config.option.version:
         return
     try:
-        device = backend.resolve(config.getoption("--device"))
-        backend.prepare(device)
+        backend = backends.resolve(config.getoption("--device"))
+        backend.prepare()
     except RuntimeError as exc:
         raise pytest.UsageError(str(exc)) from exc
-    if device == "cpu":
+    if backend.interpreted:
         _check_interpreter()
     else:
-        backend.pin_worker(device, getattr(config, "workerinput", {}).get("workerid"))
-    module_name = config.getoption("--kernel")
+        backends.pin_worker(backend, getattr(config, "workerinput", {}).get("workerid"))
+    for folder in reversed(config.getoption("--kernel-path")):
+        path = Path(config.invocation_params.dir, folder).resolve()
+        if not path.is_dir():
+            raise pytest.UsageError(f"--kernel-path {folder}: not a folder")
+        sys.path.insert(0, str(path))
     try:
-        target = load(module_name)
-    except (ImportError, AttributeError) as exc:
-        raise pytest.UsageError(f"--kernel {module_name}: {exc}") from exc
-    config.stash[DEVICE_KEY] = device
+        target = load(config.getoption("--kernel"))
+    except KernelLoadError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    try:
+        families = registry.load(config.getoption("--nan-family"))
+    except (ImportError, registry.FamilyError) as exc:
+        raise pytest.UsageError(f"--nan-family: {exc}") from exc
+    for family in families:
+        for name, doc in family.markers().items():
+            config.addinivalue_line("markers", f"{name}: {doc}")
+    config.stash[BACKEND_KEY] = backend
     config.stash[TARGET_KEY] = target
+    config.stash[FAMILIES_KEY] = families
+    if not hasattr(config, "workerinput"):
+        gaps = (f"direct: not run, {target.kernel_skip_reason}",) if target.kernel_skip_reason else ()
+        config.stash[RUN_INFO_KEY] = RunInfo(target.module_name, backend.name, collect_environment(target, backend),
+                                             families, gaps)
 
 
 def _check_interpreter() -> None:
@@ -90,27 +105,75 @@ def _check_interpreter() -> None:
         import numpy
 
         raise pytest.UsageError(
-            f"--device cpu: the Triton interpreter of {backend.triton_flavour()} fails a smoke kernel with "
+            f"--device cpu: the Triton interpreter of {backends.triton_flavour()} fails a smoke kernel with "
             f"numpy {numpy.__version__}: {problem}. triton-ascend 3.2.0 needs numpy<2, older upstream Triton "
             "numpy<2.5 (use tox -e cpu / tox -e ascend-cpu, which pin them)"
         )
+
+
+def context(config: pytest.Config) -> Context:
+    """What families may vary their cases by, for this run."""
+    backend = config.stash[BACKEND_KEY]
+    return Context(backend.name, backend.batch_rows, (("fp32_full", config.getoption("--nan-fp32-full")),))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """`family_case` x `path`: every case of every family through every path, marked with its family's markers."""
+    if "family_case" not in metafunc.fixturenames or FAMILIES_KEY not in metafunc.config.stash:
+        return
+    config = metafunc.config
+    try:
+        cases = registry.expand(config.stash[FAMILIES_KEY], context(config))
+    except registry.FamilyError as exc:
+        raise pytest.UsageError(f"case families: {exc}") from exc
+    params = [
+        pytest.param(fc, path, id=f"{fc}-{path}",
+                     marks=[getattr(pytest.mark, m) for m in fc.family.markers()])
+        for fc in cases
+        for path in PATHS
+    ]
+    metafunc.parametrize(("family_case", "path"), params)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Attach each family case's parameters to its item, so a test that dies early still has a record."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        family_case = callspec.params.get("family_case") if callspec else None
+        if family_case is not None:
+            params = family_case.family.params(family_case.case)
+            item.user_properties.append((PARAMS_PROPERTY, _params_json(params)))
+
+
+def _params_json(params: CaseParams) -> str:
+    import json
+
+    return json.dumps(params.to_dict())
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     if TARGET_KEY not in config.stash:
         return []
     target = config.stash[TARGET_KEY]
-    device = config.stash[DEVICE_KEY]
+    backend = config.stash[BACKEND_KEY]
     return [
-        f"nan-harness: device {device} ({backend.describe(device)}), {backend.triton_flavour()}, torch {torch.__version__}",
+        f"nan-harness: device {backend.name} ({backend.device_name()}), {backends.triton_flavour()}, "
+        f"torch {torch.__version__}",
         f"nan-harness: kernel module {target.module_name} ({target.file}), NaN predicate {target.predicate_source}",
+        f"nan-harness: families {', '.join(f.name for f in config.stash[FAMILIES_KEY])}",
     ]
 
 
 @pytest.fixture(scope="session")
-def device(pytestconfig: pytest.Config) -> str:
-    """The resolved backend: cpu, cuda or npu."""
-    return pytestconfig.stash[DEVICE_KEY]
+def backend(pytestconfig: pytest.Config) -> Backend:
+    """The resolved backend's description."""
+    return pytestconfig.stash[BACKEND_KEY]
+
+
+@pytest.fixture(scope="session")
+def device(backend: Backend) -> str:
+    """The resolved backend's torch device type: cpu, cuda or npu."""
+    return backend.torch_type
 
 
 @pytest.fixture(scope="session")
@@ -119,77 +182,64 @@ def target(pytestconfig: pytest.Config) -> KernelUnderTest:
     return pytestconfig.stash[TARGET_KEY]
 
 
-@dataclass(frozen=True)
-class CaseInfo:
-    """The parameters a report shows for one test; stored as a JSON user property.
-
-    kind is matrix, special, ieee, sweep or contract; nan is the NaN fraction, or the IEEE class or sweep layout.
-    """
-
-    case_id: str
-    kind: str
-    dtype: str
-    layout: str
-    shape: tuple[int, int]
-    nan: str
-    path: str
-    seed: int | None = None
-
-
-Checker = Callable[..., Comparison]
+Checker = Callable[..., Check]
 
 
 @pytest.fixture
-def run_case(target: KernelUnderTest, check: Checker) -> Callable[..., Comparison]:
-    """Launch one path on a device tensor and check it against expected, side effects included."""
-
-    def _run(
-        path: str,
-        logits: torch.Tensor,
-        expected: torch.Tensor,
-        info: CaseInfo,
-        row_labels: Sequence[str] | None = None,
-    ) -> Comparison:
-        __tracebackhide__ = True
-        if path == "direct" and target.kernel is None:
-            pytest.skip(target.kernel_skip_reason or "no _num_nans_kernel")
-        launch = run_path(target, path, logits)
-        return check(launch.counts, expected, info, row_labels=row_labels, side_effects=launch.side_effects)
-
-    return _run
-
-
-@pytest.fixture
-def check(request: pytest.FixtureRequest, device: str) -> Checker:
-    """Compare got with expected bit-exactly, record the outcome on the test, fail with a per-row message."""
+def check(request: pytest.FixtureRequest, backend: Backend) -> Checker:
+    """Compare got with expected bit-exactly, record the check on the test, fail with a per-row message."""
 
     def _check(
         got: object,
         expected: torch.Tensor,
-        info: CaseInfo,
+        params: CaseParams,
+        path: str = "wrapper",
         row_labels: Sequence[str] | None = None,
         side_effects: Sequence[str] = (),
-    ) -> Comparison:
+        logits: object = None,
+    ) -> Check:
         __tracebackhide__ = True
-        backend.synchronize(device)
+        backend.synchronize()
         result = compare_counts(
-            got,
-            expected,
-            device=device,
-            case_id=info.case_id,
-            seed=info.seed,
-            row_labels=row_labels,
-            side_effects=side_effects,
+            got, expected, params=params, path=path, device_type=backend.torch_type, row_labels=row_labels,
+            side_effects=side_effects, card=backend.current_card(),
+            input_desc=describe_input(logits) if logits is not None else "",
         )
-        record = {
-            **info.__dict__,
-            "shape": list(info.shape),
-            "card": backend.current_card(device),
-            **result.as_dict(),
-            "ok": result.ok,
-        }
-        request.node.user_properties.append((CASE_PROPERTY, json.dumps(record)))
-        assert_comparison(result)
+        record(request, result)
+        assert_check(result)
         return result
 
     return _check
+
+
+def record(request: pytest.FixtureRequest, result: Check) -> None:
+    """Attach one check to the running test (it travels to the controller with the test's reports)."""
+    request.node.user_properties.append((CHECK_PROPERTY, result.to_json()))
+
+
+@pytest.fixture
+def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Backend, check: Checker) -> Checker:
+    """Run one path on an in-domain input and check it: a raise is a refusal (or a device fault), both fail."""
+
+    def _launch(
+        path: str,
+        logits: torch.Tensor,
+        expected: torch.Tensor,
+        params: CaseParams,
+        row_labels: Sequence[str] | None = None,
+    ) -> Check:
+        __tracebackhide__ = True
+        if path == "direct" and target.kernel is None:
+            pytest.skip(target.kernel_skip_reason or "no _num_nans_kernel")
+        try:
+            done = run_path(target, path, logits)
+            backend.synchronize()
+        except Exception as exc:  # noqa: BLE001 - any raise on in-domain input is the kernel's failure
+            text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+            verdict = DEVICE_FAULT if backend.is_fault(text) else REFUSED
+            record(request, Check(params, path, verdict, int(expected.sum()), None, card=backend.current_card(),
+                                  input_desc=describe_input(logits), refusal=text))
+            raise
+        return check(done.counts, expected, params, path, row_labels, done.side_effects, logits)
+
+    return _launch

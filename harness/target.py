@@ -9,10 +9,16 @@ from types import ModuleType
 
 import torch
 
+from cases.anchor import ANCHOR_BLOCK_SIZE
+
 ANCHOR_SIGNATURE: tuple[str, ...] = ("logits_ptr", "logits_stride", "num_nans_ptr", "vocab_size", "BLOCK_SIZE")
-ANCHOR_BLOCK_SIZE = 8192
 POISON = -0x5A5A5A5B  # 0xA5A5A5A5 as int32: never a count, so an unwritten row stands out
-GUARD = 16  # poisoned int32 slots on each side of the direct launch's output
+GUARD = 2 * ANCHOR_BLOCK_SIZE  # poisoned int32 slots on each side of the direct output: a stray write a block away
+SNAPSHOT_LIMIT = 1 << 26  # elements: inputs whose storage span is larger get only their logical elements compared
+
+
+class KernelLoadError(ValueError):
+    """The module named by --kernel cannot be put under test; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -39,54 +45,50 @@ def _kernel_params(kernel: object) -> tuple[str, ...] | None:
     return tuple(inspect.signature(fn).parameters)
 
 
+def _predicate_source(module: ModuleType) -> str:
+    """Which NaN test the module uses: its own NAN_PREDICATE_SOURCE, else the libdevice its globals hold."""
+    declared = getattr(module, "NAN_PREDICATE_SOURCE", None)
+    if declared:
+        return str(declared)
+    libdevice = getattr(module, "libdevice", None)
+    if libdevice is not None:
+        return f"libdevice from {getattr(libdevice, '__name__', type(libdevice).__name__)}"
+    return "not declared (the module has no NAN_PREDICATE_SOURCE or libdevice)"
+
+
+def import_module(module_name: str) -> ModuleType:
+    """Import the module under test; anything its import raises becomes a KernelLoadError naming the cause."""
+    if not module_name or module_name.startswith(".") or not all(p.isidentifier() for p in module_name.split(".")):
+        raise KernelLoadError(f"--kernel {module_name!r}: not a dotted module name (e.g. my_fix.num_nans)")
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        hint = (" (is it installed, or on PYTHONPATH? with tox, pass its folder with --kernel-path DIR)"
+                if exc.name and module_name.startswith(exc.name) else "")
+        raise KernelLoadError(f"--kernel {module_name}: {exc}{hint}") from exc
+    except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit, RuntimeError...: all usage errors here
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise KernelLoadError(f"--kernel {module_name}: importing it raised {type(exc).__name__}: {exc}") from exc
+
+
 def load(module_name: str) -> KernelUnderTest:
     """Import the module; it must expose get_num_nans, and may expose the anchor's _num_nans_kernel."""
-    module = importlib.import_module(module_name)
+    module = import_module(module_name)
     wrapper = getattr(module, "get_num_nans", None)
     if not callable(wrapper):
-        raise AttributeError(f"kernel module {module_name!r} does not expose a callable get_num_nans")
+        raise KernelLoadError(f"--kernel {module_name}: the module does not expose a callable get_num_nans")
     kernel = getattr(module, "_num_nans_kernel", None)
     reason: str | None = None
     if kernel is None:
-        reason = f"{module_name} exposes no _num_nans_kernel: direct-launch cases skipped"
+        reason = f"{module_name} exposes no _num_nans_kernel: direct path not run"
     else:
         params = _kernel_params(kernel)
         if params != ANCHOR_SIGNATURE:
-            reason = (
-                f"{module_name}._num_nans_kernel has parameters {params}, not the anchor's "
-                f"{ANCHOR_SIGNATURE}: direct-launch cases skipped"
-            )
+            reason = (f"{module_name}._num_nans_kernel has parameters {params}, not the anchor's "
+                      f"{ANCHOR_SIGNATURE}: direct path not run")
             kernel = None
-    source = str(getattr(module, "NAN_PREDICATE_SOURCE", "unknown"))
-    return KernelUnderTest(module_name, module, wrapper, kernel, reason, source)
-
-
-def run_wrapper(target: KernelUnderTest, logits: torch.Tensor) -> torch.Tensor:
-    """The production path: get_num_nans(logits)."""
-    return target.get_num_nans(logits)
-
-
-@dataclass(frozen=True)
-class DirectLaunch:
-    """Result of a direct launch: the counts, plus the poisoned guard slots around them as found after."""
-
-    counts: torch.Tensor
-    guard_before: torch.Tensor
-    guard_after: torch.Tensor
-
-
-def run_direct(target: KernelUnderTest, logits: torch.Tensor) -> DirectLaunch:
-    """Launch _num_nans_kernel[(num_reqs,)] into a poisoned buffer with guard slots on both sides."""
-    if target.kernel is None:
-        raise RuntimeError(target.kernel_skip_reason or "no kernel")
-    num_reqs, vocab_size = logits.shape
-    buf = torch.full((num_reqs + 2 * GUARD,), POISON, dtype=torch.int32, device=logits.device)
-    out = buf[GUARD : GUARD + num_reqs]
-    target.kernel[(num_reqs,)](logits, logits.stride(0), out, vocab_size, BLOCK_SIZE=ANCHOR_BLOCK_SIZE)
-    return DirectLaunch(out, buf[:GUARD], buf[GUARD + num_reqs :])
-
-
-PATHS: tuple[str, ...] = ("wrapper", "direct")
+    return KernelUnderTest(module_name, module, wrapper, kernel, reason, _predicate_source(module))
 
 
 @dataclass(frozen=True)
@@ -97,31 +99,57 @@ class Launch:
     side_effects: tuple[str, ...]
 
 
+PATHS: tuple[str, ...] = ("wrapper", "direct")
 _INT_VIEW = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
-def _bits_snapshot(logits: torch.Tensor) -> torch.Tensor:
-    """Raw bits of the logical elements (not the padding), on the input's device, to prove it was left alone."""
-    return logits.detach().clone().view(_INT_VIEW[logits.element_size()])
+def _span(logits: torch.Tensor) -> torch.Tensor:
+    """Every element of storage from the view's first to its last, padding between rows included, when small."""
+    if logits.numel() == 0 or logits.dim() != 2 or min(logits.stride()) < 0:
+        return logits
+    rows, cols = logits.shape
+    length = (rows - 1) * logits.stride(0) + (cols - 1) * logits.stride(1) + 1
+    if length > SNAPSHOT_LIMIT or length < logits.numel():
+        return logits
+    return logits.as_strided((length,), (1,), logits.storage_offset())
+
+
+def bits_snapshot(logits: torch.Tensor) -> torch.Tensor:
+    """Raw bits of the input and the padding it spans, copied, to prove afterwards that it was left alone."""
+    return _span(logits).detach().clone().view(_INT_VIEW[logits.element_size()])
+
+
+def run_direct(target: KernelUnderTest, logits: torch.Tensor) -> tuple[torch.Tensor, list[str]]:
+    """_num_nans_kernel[(num_reqs,)] into a poisoned output with poisoned guards on both sides."""
+    if target.kernel is None:
+        raise RuntimeError(target.kernel_skip_reason or "no kernel")
+    num_reqs, vocab_size = logits.shape
+    buf = torch.full((num_reqs + 2 * GUARD,), POISON, dtype=torch.int32, device=logits.device)
+    out = buf[GUARD : GUARD + num_reqs]
+    target.kernel[(num_reqs,)](logits, logits.stride(0), out, vocab_size, BLOCK_SIZE=ANCHOR_BLOCK_SIZE)
+    effects = []
+    for name, guard in (("before", buf[:GUARD]), ("after", buf[GUARD + num_reqs :])):
+        stray = torch.nonzero(guard.cpu() != POISON).reshape(-1).tolist()
+        if stray:
+            offsets = [GUARD - s for s in stray] if name == "before" else [s + 1 for s in stray]
+            effects.append(f"kernel wrote {len(stray)} int32 slot(s) {name} its output "
+                           f"(distance in slots: {sorted(offsets)[:10]})")
+    return out, effects
 
 
 def run_path(target: KernelUnderTest, path: str, logits: torch.Tensor) -> Launch:
     """Run the wrapper or the direct launch and collect side effects; the caller skips a missing kernel."""
-    before = _bits_snapshot(logits)
+    before = bits_snapshot(logits)
     effects: list[str] = []
     if path == "wrapper":
-        counts: object = run_wrapper(target, logits)
+        counts: object = target.get_num_nans(logits)
     elif path == "direct":
-        launch = run_direct(target, logits)
-        counts = launch.counts
-        for name, guard in (("before", launch.guard_before), ("after", launch.guard_after)):
-            stray = torch.nonzero(guard.cpu() != POISON).reshape(-1).tolist()
-            if stray:
-                effects.append(f"kernel wrote {len(stray)} int32 slot(s) {name} its output (guard offsets {stray})")
+        counts, effects = run_direct(target, logits)
     else:
         raise ValueError(f"unknown path {path!r}")
-    after = _bits_snapshot(logits)
+    after = bits_snapshot(logits)
     if not torch.equal(before, after):
         changed = int((before != after).sum())
-        effects.append(f"input modified: {changed} element(s) changed bits")
+        where = "input or its row padding" if before.numel() != logits.numel() else "input"
+        effects.append(f"{where} modified: {changed} element(s) changed bits")
     return Launch(counts, tuple(effects))

@@ -1,60 +1,169 @@
-"""Controller-side plugin that folds every test report into one CaseResult per test item."""
+"""Controller-side plugin that folds every test report into one TestRecord per test item, with its verdict."""
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 
-from reports.records import CaseResult
-
+from verdict.record import (
+    CALL_SITE, CALL_SITE_PROPERTY, CHECK_PROPERTY, CRASH, DEVICE_FAULT, ERROR, NOT_RUN, PARAMS_PROPERTY, PASS,
+    PLANTED_PROPERTY, TIMEOUT, WAIVED, CaseParams, Check, TestRecord, worst,
+)
 
 _XDIST_NODE_LINE = re.compile(r"^\[gw\d+\] .*\n?")
+MESSAGE_LIMIT = 20_000  # characters of a failure's text kept in the record (a chatty kernel must not bloat it)
 
 
-def _longrepr_text(report: pytest.TestReport | pytest.CollectReport) -> str:
-    """The failure's own words: its 'E' lines (tracebacks hold object addresses), else the whole text, without
-    xdist's '[gw0] linux -- Python ...' line, so serial and xdist runs agree."""
+def longrepr_text(report: pytest.TestReport | pytest.CollectReport) -> str:
+    """The failure's own words: its 'E' lines, else the whole text, without xdist's '[gw0] linux' line."""
     if not report.longrepr:
         return ""
     if isinstance(report.longrepr, tuple):  # skip reports: (path, lineno, reason)
         return str(report.longrepr[-1])
     text = _XDIST_NODE_LINE.sub("", str(getattr(report, "longreprtext", "") or report.longrepr), count=1)
     errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
-    return "\n".join(errors) if errors else text.strip()
+    text = "\n".join(errors) if errors else text.strip()
+    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + f"\n... ({len(text) - MESSAGE_LIMIT} more characters)"
+
+
+# A later, worse outcome wins: a teardown error after a pass is an error; a crash after a passed setup a failure.
+_RANK = {"pending": 0, "passed": 1, "skipped": 2, "xfailed": 2, "xpassed": 2, "failed": 3, "error": 4}
+
+
+def outcome_word(when: str, outcome: str, wasxfail: bool) -> str | None:
+    """Map one report to an outcome word; passed setup/teardown reports say nothing on their own."""
+    if outcome == "skipped":
+        return "xfailed" if wasxfail else "skipped"
+    if when in ("setup", "teardown"):
+        return "error" if outcome == "failed" else None
+    if outcome == "passed":
+        return "xpassed" if wasxfail else "passed"
+    return "failed" if outcome == "failed" else None
+
+
+@dataclass
+class _Builder:
+    """What is known so far of one test item."""
+
+    nodeid: str
+    waiver: dict[str, str] | None = None
+    outcome: str = "pending"
+    duration: float = 0.0
+    params: CaseParams | None = None
+    checks: list[Check] = field(default_factory=list)
+    message: str = ""
+    planted: dict[str, Any] | None = None
+    call_sites: list[dict[str, Any]] = field(default_factory=list)
+    crashed: bool = False
+
+    def absorb(self, when: str, outcome: str, duration: float, properties: list[tuple[str, object]],
+               longrepr: str, wasxfail: bool) -> None:
+        self.duration += duration
+        checks = []
+        sites = []
+        for name, value in properties:
+            try:
+                if name == PARAMS_PROPERTY and self.params is None:
+                    self.params = CaseParams.from_dict(json.loads(str(value)))
+                elif name == CHECK_PROPERTY:
+                    checks.append(Check.from_json(str(value)))
+                elif name == PLANTED_PROPERTY:
+                    self.planted = dict(json.loads(str(value)))
+                elif name == CALL_SITE_PROPERTY:
+                    sites.append(dict(json.loads(str(value))))
+            except (ValueError, TypeError, KeyError):
+                continue
+        if len(checks) > len(self.checks):  # reports carry the item's properties so far: keep the longest
+            self.checks = checks
+        if len(sites) > len(self.call_sites):
+            self.call_sites = sites
+        if when == "???":  # xdist: the worker died while running this item
+            self.crashed = True
+            if self.outcome in ("failed", "error") and self.message:
+                return  # the item already failed with its root cause (a device fault, then the worker's exit)
+        word = outcome_word(when, outcome, wasxfail)
+        if word is not None and _RANK[word] >= _RANK.get(self.outcome, 0):
+            self.outcome = word
+            if longrepr:
+                self.message = longrepr
+
+    def verdict(self) -> str:
+        if self.outcome == "xfailed":
+            return WAIVED
+        if self.outcome in ("skipped", "pending"):
+            return NOT_RUN
+        if self.outcome in ("passed", "xpassed") and not self.failed_checks():
+            return PASS
+        found = worst(c.verdict for c in self.checks)
+        if any(not s.get("match", True) for s in self.call_sites):
+            found = worst((found, CALL_SITE))
+        if found == DEVICE_FAULT:
+            return found
+        lowered = self.message.lower()
+        if "timeout" in lowered and ("+++ timeout +++" in lowered or "failed: timeout" in lowered):
+            return TIMEOUT
+        if self.crashed:
+            return CRASH
+        return found if found != PASS else ERROR
+
+    def failed_checks(self) -> list[Check]:
+        return [c for c in self.checks if not c.ok]
+
+    def build(self) -> TestRecord:
+        return TestRecord(self.nodeid, self.outcome, self.verdict(), self.params, self.duration, tuple(self.checks),
+                          self.message, self.waiver, self.planted, tuple(self.call_sites))
 
 
 class ResultCollector:
-    """Results by node id, built from reports only, so serial and xdist runs give the same content."""
+    """Records by node id, built from reports only, so serial and xdist runs give the same content."""
 
     def __init__(self, waivers: dict[str, dict[str, str]] | None = None) -> None:
-        self._results: dict[str, CaseResult] = {}
+        self._items: dict[str, _Builder] = {}
         self._waivers = waivers or {}
+        self.collected = 0
+        self.finished = False
+        self.interrupted = ""
 
-    def _result(self, nodeid: str) -> CaseResult:
-        if nodeid not in self._results:
-            self._results[nodeid] = CaseResult(nodeid, waiver=self._waiver_for(nodeid))
-        return self._results[nodeid]
-
-    def _waiver_for(self, nodeid: str) -> dict[str, str] | None:
-        return self._waivers.get(nodeid)
+    def _item(self, nodeid: str) -> _Builder:
+        if nodeid not in self._items:
+            self._items[nodeid] = _Builder(nodeid, waiver=self._waivers.get(nodeid))
+        return self._items[nodeid]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._result(report.nodeid).absorb(
+        self._item(report.nodeid).absorb(
             when=report.when or "",
             outcome=report.outcome,
             duration=float(getattr(report, "duration", 0.0) or 0.0),
-            properties=report.user_properties,
-            longrepr=_longrepr_text(report),
+            properties=list(report.user_properties),
+            longrepr=longrepr_text(report),
             wasxfail=hasattr(report, "wasxfail"),
         )
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
-            result = self._result(report.nodeid or "<collection>")
-            result.absorb("collect", "failed", 0.0, (), _longrepr_text(report), False)
-            result.outcome = "error"
+            item = self._item(report.nodeid or "<collection>")
+            item.absorb("collect", "failed", 0.0, [], longrepr_text(report), False)
+            item.outcome = "error"
 
-    def results(self) -> list[CaseResult]:
-        """All results, ordered by node id (independent of scheduling)."""
-        return [self._results[k] for k in sorted(self._results)]
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected = len(session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.collected = max(self.collected, len(ids))
+
+    def results(self) -> list[TestRecord]:
+        """All records, ordered by node id (independent of scheduling)."""
+        return [self._items[k].build() for k in sorted(self._items)]
+
+
+def record_of_report(report: pytest.TestReport) -> TestRecord:
+    """The record one report alone describes (for per-row cells of the HTML table)."""
+    builder = _Builder(report.nodeid)
+    builder.absorb(report.when or "", report.outcome, 0.0, list(getattr(report, "user_properties", ())),
+                   longrepr_text(report), hasattr(report, "wasxfail"))
+    return builder.build()

@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from harness.plugin import TARGET_KEY
-from harness.target import KernelUnderTest
 from reports import summary
-from reports.plugin import COLLECTOR_KEY, is_controller, run_environment
-from reports.records import CaseResult, checks_from_properties
+from reports.collector import record_of_report
+from reports.plugin import COLLECTOR_KEY, STARTED_KEY, is_controller
+from reports.results import write_text_atomic
+from verdict.record import TestRecord
+from verdict.run import RUN_INFO_KEY, RunInfo
 
 SHOWN_WRONG_ROWS = 200  # rows spelled out in a case's expanded section; results.json has them all
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -23,6 +24,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("shape", "shape"),
     ("nan", "NaN frac / class"),
     ("path", "path"),
+    ("verdict", "verdict"),
     ("expected", "expected total"),
     ("got", "got total"),
     ("wrong", "rows wrong"),
@@ -35,16 +37,16 @@ def _text(value: object) -> str:
 
 def case_cells(report: pytest.TestReport) -> list[str]:
     """The per-case cells of one report: parameters from its check records, else from its id."""
-    result = CaseResult(report.nodeid, checks=checks_from_properties(getattr(report, "user_properties", ())))
-    p = result.parameters
-    shape = p.get("shape")
+    result = record_of_report(report)
+    p = result.params
     wrong = sum(1 for w in result.wrong_rows if w.get("row") is not None)
     values = {
-        "dtype": p.get("dtype"),
-        "layout": p.get("layout"),
-        "shape": "x".join(str(n) for n in shape) if shape else "",
-        "nan": p.get("nan"),
+        "dtype": p.dtype if p else "",
+        "layout": p.layout if p else "",
+        "shape": "x".join(str(n) for n in p.shape) if p else "",
+        "nan": p.detail if p else "",
         "path": result.path,
+        "verdict": result.verdict.replace("_", " ") if report.when == "call" or report.failed else "",
         "expected": result.expected_total,
         "got": result.got_total,
         "wrong": wrong if result.checks else "",
@@ -54,21 +56,26 @@ def case_cells(report: pytest.TestReport) -> list[str]:
 
 def wrong_rows_html(report: pytest.TestReport) -> str:
     """The expanded section of a failing case: problems, then each wrong row with expected, got and label."""
-    checks = [c for c in checks_from_properties(getattr(report, "user_properties", ())) if not c.ok]
+    checks = [c for c in record_of_report(report).checks if not c.ok]
     if not checks:
         return ""
     parts = ['<div class="nan-wrong-rows">']
     for c in checks:
         parts.append(
-            f"<p><b>case {_text(c.case_id)}</b> ({_text(c.path)}, seed {_text(c.seed)}): "
-            f"expected total {_text(c.expected_total)}, got {_text(c.got_total)}</p>"
+            f"<p><b>case {_text(c.params.case_id)}</b> ({_text(c.path)}, seed {_text(c.params.seed)}): "
+            f"{_text(c.verdict.replace('_', ' '))}; expected total {_text(c.expected_total)}, "
+            f"got {_text(c.got_total)}</p>"
         )
+        if c.input_desc:
+            parts.append(f"<p>input: {_text(c.input_desc)}</p>")
+        if c.refusal:
+            parts.append(f"<p>raised: {_text(c.refusal)}</p>")
         if c.problems:
             parts.append("<ul>" + "".join(f"<li>{_text(p)}</li>" for p in c.problems) + "</ul>")
         if c.wrong_rows:
             rows = "".join(
-                f"<tr><td>{_text(w.get('row'))}</td><td>{_text(w.get('expected'))}</td>"
-                f"<td>{_text(w.get('got'))}</td><td>{_text(w.get('label'))}</td></tr>"
+                f"<tr><td>{_text(w.row)}</td><td>{_text(w.expected)}</td>"
+                f"<td>{_text(w.got)}</td><td>{_text(w.label)}</td></tr>"
                 for w in c.wrong_rows[:SHOWN_WRONG_ROWS]
             )
             more = len(c.wrong_rows) - SHOWN_WRONG_ROWS
@@ -92,12 +99,12 @@ def _html_report_plugin(config: pytest.Config) -> Any | None:
 class PrecisionHtml:
     """pytest-html hook implementations bound to one run's kernel under test."""
 
-    def __init__(self, config: pytest.Config, target: KernelUnderTest) -> None:
+    def __init__(self, config: pytest.Config, info: RunInfo) -> None:
         self.config = config
-        self.target = target
+        self.info = info
 
     def pytest_html_report_title(self, report: Any) -> None:
-        report.title = f"NaN-count precision: {self.target.module_name}"  # the template escapes the title
+        report.title = f"NaN-count precision: {self.info.kernel_module}"  # the template escapes the title
 
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
         ours = [f'<th class="sortable" data-column-type="{key}">{escape(label)}</th>' for key, label in COLUMNS]
@@ -133,21 +140,55 @@ class PrecisionHtml:
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
                                     session: pytest.Session) -> None:
         if COLLECTOR_KEY in self.config.stash:
-            prefix.append(summary_module_render(self.config))
+            prefix.append(render_summary(self.config, session))
 
 
-def summary_module_render(config: pytest.Config) -> str:
+def render_summary(config: pytest.Config, session: pytest.Session) -> str:
     """The summary block for this run's collected results."""
-    return summary.render(config.stash[COLLECTOR_KEY].results())
+    from reports.diagnosis import diagnose, render as render_diagnosis
+    from reports.plugin import ended
+
+    info = config.stash[RUN_INFO_KEY]
+    collector = config.stash[COLLECTOR_KEY]
+    records: list[TestRecord] = collector.results()
+    exitstatus = int(getattr(session, "exitstatus", 0) or 0)
+    ran = sum(1 for r in records if r.outcome != "pending" and "::" in r.nodeid)
+    finished, how = ended(exitstatus, ran, collector.collected)
+    return summary.render(records, info.families, kernel=info.kernel_module, backend=info.backend,
+                          finished=finished, ended=how, gaps=info.coverage_gaps,
+                          diagnosis=render_diagnosis(diagnose(records)))
+
+
+PLACEHOLDER = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>NaN-count precision: not finished</title></head>
+<body><h1>NaN-count precision: run not finished</h1><p>This run started at {started} and has not written its report:
+it is still running, or it ended before the end of the session (usage error, interrupt, killed). See its terminal
+output.</p></body></html>
+"""
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    if TARGET_KEY not in config.stash or not config.pluginmanager.hasplugin("html") or not is_controller(config):
+    if RUN_INFO_KEY not in config.stash or not config.pluginmanager.hasplugin("html") or not is_controller(config):
         return
     from pytest_metadata.plugin import metadata_key
 
     meta = config.stash[metadata_key]
-    for key, value in run_environment(config).items():
+    for key, value in config.stash[RUN_INFO_KEY].environment.items():
         meta[key] = escape(value)  # pytest-html renders environment values as HTML
-    config.pluginmanager.register(PrecisionHtml(config, config.stash[TARGET_KEY]), "nan-precision-html")
+    config.pluginmanager.register(PrecisionHtml(config, config.stash[RUN_INFO_KEY]), "nan-precision-html")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Replace the previous HTML report by a page that says this run has not finished (pytest-html overwrites it)."""
+    config = session.config
+    path = getattr(config.option, "htmlpath", None)
+    if not path or not is_controller(config) or config.option.collectonly:
+        return
+    from pathlib import Path
+
+    try:
+        write_text_atomic(Path(config.invocation_params.dir, path),
+                          PLACEHOLDER.format(started=escape(config.stash.get(STARTED_KEY, "?"))))
+    except OSError:
+        pass

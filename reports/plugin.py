@@ -1,34 +1,37 @@
-"""Report and gate options (--nan-json, --nan-waivers), result collection, and results.json on the controller."""
+"""Report and gate options (--nan-json, --nan-waivers), result collection, and results.json on the controller.
+
+A run's reports never pretend: at start-up the previous results.json is replaced by one that says the run has
+not finished (so a usage error, Ctrl-C, SIGTERM or a killed run leaves that behind, which compare refuses), and
+the final one records how many tests were collected, how many ran and how the session ended.
+"""
 from __future__ import annotations
 
+import datetime
+import signal
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
-from harness.plugin import DEVICE_KEY, TARGET_KEY
-from reports import environment, results
+from reports import results
 from reports.collector import ResultCollector
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
+from verdict.run import RUN_INFO_KEY
 
 DEFAULT_JSON = "reports/results.json"
 COLLECTOR_KEY = pytest.StashKey[ResultCollector]()
-ENVIRONMENT_KEY = pytest.StashKey[dict[str, str]]()
+STARTED_KEY = pytest.StashKey[str]()
+EXIT_WORDS = {0: "passed", 1: "tests failed", 2: "interrupted", 3: "internal error", 4: "usage error",
+              5: "no tests collected"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("nan-harness")
-    group.addoption(
-        "--nan-json",
-        default=DEFAULT_JSON,
-        metavar="PATH",
-        help=f"machine-readable results, one record per test (default {DEFAULT_JSON}; '' turns it off)",
-    )
-    group.addoption(
-        "--nan-waivers",
-        default=None,
-        metavar="PATH",
-        help="TOML waiver file: [[waiver]] entries with id (node id), reason, link; waived tests become strict xfails",
-    )
+    group.addoption("--nan-json", default=DEFAULT_JSON, metavar="PATH",
+                    help=f"machine-readable results, one record per test (default {DEFAULT_JSON}; '' turns it off)")
+    group.addoption("--nan-waivers", default=None, metavar="PATH",
+                    help="TOML waiver file: [[waiver]] entries with id (node id), reason, link; waived tests "
+                         "become strict xfails")
 
 
 def is_controller(config: pytest.Config) -> bool:
@@ -36,40 +39,63 @@ def is_controller(config: pytest.Config) -> bool:
     return not hasattr(config, "workerinput")
 
 
-def run_environment(config: pytest.Config) -> dict[str, str]:
-    """The environment of this run, computed once (controller side)."""
-    if ENVIRONMENT_KEY not in config.stash:
-        if TARGET_KEY in config.stash:
-            config.stash[ENVIRONMENT_KEY] = environment.collect(config.stash[TARGET_KEY], config.stash[DEVICE_KEY])
-        else:
-            config.stash[ENVIRONMENT_KEY] = {}
-    return config.stash[ENVIRONMENT_KEY]
+def json_path(config: pytest.Config) -> Path | None:
+    """Where results.json goes, relative to the invocation directory; None when turned off."""
+    value = config.getoption("--nan-json", None)
+    return Path(config.invocation_params.dir, value) if value else None
 
 
-@pytest.hookimpl(trylast=True)
+def _check_writable(path: Path, option: str) -> None:
+    """Refuse a report path that can never be written, before any test runs."""
+    if path.is_dir():
+        raise pytest.UsageError(f"{option} {path}: is a folder; give a file path")
+    parent = path.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise pytest.UsageError(f"{option} {path}: {parent} is not a folder")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    """Before anything can fail: mark the previous results as stale, so no old report passes for this run."""
     config.addinivalue_line("markers", "nan_reports: tests of the reports and gates (HTML, results.json, compare, waivers)")
-    if config.option.help or config.option.version:
+    if config.option.help or config.option.version or config.option.collectonly:
         return
     waivers = {}
     source = config.getoption("--nan-waivers")
     if source:
-        path = Path(config.invocation_params.dir, source)
+        waiver_path = Path(config.invocation_params.dir, source)
         try:
-            waivers = load_waivers(path)
+            waivers = load_waivers(waiver_path)
         except WaiverError as exc:
             raise pytest.UsageError(str(exc)) from exc
-        config.pluginmanager.register(WaiverPlugin(waivers, path), "nan-waivers")
-    if is_controller(config):
-        collector = ResultCollector({k: w.as_dict() for k, w in waivers.items()})
-        config.stash[COLLECTOR_KEY] = collector
-        config.pluginmanager.register(collector, "nan-results")
+        config.pluginmanager.register(WaiverPlugin(waivers, waiver_path), "nan-waivers")
+    if not is_controller(config):
+        return
+    collector = ResultCollector({k: w.as_dict() for k, w in waivers.items()})
+    config.stash[COLLECTOR_KEY] = collector
+    config.pluginmanager.register(collector, "nan-results")
+    config.stash[STARTED_KEY] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    path = json_path(config)
+    if path is not None:
+        _check_writable(path, "--nan-json")
+        results.write(path, results.document([], {}, None, collected=0, finished=False,
+                                             ended=f"not finished (started {config.stash[STARTED_KEY]})"))
+    signal.signal(signal.SIGTERM, _terminate)
 
 
-def json_path(config: pytest.Config) -> Path | None:
-    """Where results.json goes, relative to the invocation directory; None when turned off."""
-    value = config.getoption("--nan-json")
-    return Path(config.invocation_params.dir, value) if value else None
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (a CI timeout) ends the run like Ctrl-C, so the reports are written and say it was interrupted."""
+    raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
+
+
+def ended(exitstatus: int, ran: int, collected: int) -> tuple[bool, str]:
+    """Whether the session finished (every collected test reported, exit 0 or 1) and a word for how it ended."""
+    word = EXIT_WORDS.get(int(exitstatus), f"exit status {int(exitstatus)}")
+    if int(exitstatus) in (0, 1) and ran < collected:
+        return False, f"stopped early: {ran} of {collected} tests ran"
+    return int(exitstatus) in (0, 1) and collected > 0, word
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -77,8 +103,26 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = json_path(config)
     if not is_controller(config) or COLLECTOR_KEY not in config.stash or path is None or config.option.collectonly:
         return
-    doc = results.document(config.stash[COLLECTOR_KEY].results(), run_environment(config), int(exitstatus))
-    results.write(path, doc)
+    collector = config.stash[COLLECTOR_KEY]
+    records = collector.results()
+    ran = sum(1 for r in records if r.outcome != "pending" and "::" in r.nodeid)
+    finished, how = ended(exitstatus, ran, collector.collected)
+    info = config.stash.get(RUN_INFO_KEY, None)
+    from reports.diagnosis import diagnose
+
+    extra = {"diagnosis": [d.to_dict() for d in diagnose(records)],
+             "kernel": info.kernel_module if info else None, "backend": info.backend if info else None,
+             "coverage_gaps": list(info.coverage_gaps) if info else [],
+             "started": config.stash.get(STARTED_KEY, None), "ran": ran}
+    doc = results.document(records, info.environment if info else {}, int(exitstatus),
+                           collected=collector.collected, finished=finished, ended=how, extra=extra)
+    try:
+        results.write(path, doc)
+    except OSError as exc:  # never lose the HTML report because this one failed
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        if tr is not None:
+            tr.write_line(f"nan-harness: could not write {path}: {exc}", red=True)
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

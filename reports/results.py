@@ -1,4 +1,4 @@
-"""reports/results.json: one record per test item plus the environment; written and read back here."""
+"""reports/results.json: one TestRecord per test item, the environment and how the run ended."""
 from __future__ import annotations
 
 import json
@@ -8,55 +8,86 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from reports.records import CaseResult
+from verdict.record import TestRecord
 
-SCHEMA = "nan-harness-results/1"
-RECORD_KEYS = (
-    "id", "nodeid", "parameters", "path", "outcome", "duration",
-    "expected_total", "got_total", "wrong_rows", "cards", "message", "waiver", "checks",
-)
-OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "pending")
+SCHEMA = "nan-harness-results/2"
+READABLE_SCHEMAS = ("nan-harness-results/1", SCHEMA)
 
 
 class ResultsError(ValueError):
-    """A results file that cannot be read or is not ours."""
+    """A results file that cannot be read, is not ours, or describes a run that cannot be judged."""
 
 
-def document(results: Sequence[CaseResult], environment: dict[str, str], exitstatus: int | None) -> dict[str, Any]:
-    """The JSON document: schema tag, environment, outcome counts and one record per test item."""
+def tally(values: Sequence[str]) -> dict[str, int]:
     counts: dict[str, int] = {}
-    for r in results:
-        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    for v in values:
+        counts[v] = counts.get(v, 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def document(
+    results: Sequence[TestRecord],
+    environment: dict[str, str],
+    exitstatus: int | None,
+    *,
+    collected: int,
+    finished: bool,
+    ended: str,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The JSON document: schema tag, environment, how the run ended, tallies and one record per test item."""
     return {
         "schema": SCHEMA,
         "environment": environment,
         "exitstatus": exitstatus,
-        "counts": dict(sorted(counts.items())),
-        "cases": [r.as_dict() for r in results],
+        "finished": finished,
+        "ended": ended,
+        "collected": collected,
+        "counts": tally([r.outcome for r in results]),
+        "verdicts": tally([r.verdict for r in results]),
+        **(extra or {}),
+        "cases": [r.to_dict() for r in results],
     }
 
 
-def write(path: Path, doc: dict[str, Any]) -> None:
-    """Write atomically, so a reader never sees half a file."""
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a whole file or nothing: a temp file beside it, renamed over it, mode 0644 like other reports."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(doc, f, indent=1, sort_keys=False)
-        f.write("\n")
-    os.replace(tmp, path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write(path: Path, doc: dict[str, Any]) -> None:
+    write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
 
 
 def load(path: Path) -> dict[str, Any]:
     """Read a results file and check it is one of ours."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+        doc = json.loads(Path(path).read_bytes().decode("utf-8"))
     except OSError as exc:
         raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultsError(f"{path}: not UTF-8 text: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not JSON: {exc}") from exc
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+    if not isinstance(doc, dict) or doc.get("schema") not in READABLE_SCHEMAS:
         raise ResultsError(f"{path}: not a {SCHEMA} results file")
     cases = doc.get("cases")
     if not isinstance(cases, list) or not all(isinstance(c, dict) and "nodeid" in c and "outcome" in c for c in cases):
         raise ResultsError(f"{path}: 'cases' must be a list of records with nodeid and outcome")
     return doc
+
+
+def records(doc: dict[str, Any]) -> list[TestRecord]:
+    return [TestRecord.from_dict(c) for c in doc["cases"]]

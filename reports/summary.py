@@ -1,28 +1,37 @@
-"""The report's summary as HTML: the matrix grid, the IEEE class x dtype table, sweep lines, failures."""
+"""The report's summary as HTML: verdict and tally first, then failures, then one section per case family.
+
+A family's section follows its `summary` grouping (cases.family): a grid, an IEEE class table, sweep totals or a
+one-line tally. Families are read from the run's RunInfo, so a new family shows up without edits here.
+"""
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from cases.anchor import DTYPES, LAYOUTS, NAN_FRACS, SHAPES
-from reports.records import CaseResult, short_message
+from cases.family import ClassTable, Family, Grid, Totals
+from verdict.record import FAILING, NOT_RUN, TestRecord
 
 STYLE = """<style>
+.nan-summary{color:#111}
+.nan-summary h3{color:#111;margin:14px 0 4px}
 .nan-summary table{border-collapse:collapse;margin:6px 0 14px}
-.nan-summary th,.nan-summary td{border:1px solid #ccc;padding:2px 5px;font-size:12px;text-align:center}
+.nan-summary th,.nan-summary td{border:1px solid #888;padding:2px 5px;font-size:12px;text-align:center;color:#111}
 .nan-summary td.nan-cell{min-width:34px}
-.nan-pass{background:#c8f0c8}.nan-fail{background:#f4a3a3;font-weight:bold}.nan-mixed{background:#f9d27a;font-weight:bold}
-.nan-skip{background:#e4e4e4}.nan-waived{background:#c9d7f5}.nan-absent{background:#fff;color:#aaa}
-.nan-summary .nan-headline{font-size:15px;font-weight:bold}
+.nan-pass{background:#9be39b}.nan-fail{background:#e65c5c;color:#fff!important;font-weight:bold}
+.nan-mixed{background:#f0b400;font-weight:bold}.nan-skip{background:#cfcfcf}.nan-waived{background:#9fb8ee}
+.nan-absent{background:#fff;color:#555!important}
+.nan-summary .nan-headline{font-size:16px;font-weight:bold}
+.nan-verdict-pass{color:#0a6b0a}.nan-verdict-fail{color:#b00000}.nan-verdict-incomplete{color:#8a5a00}
 .nan-summary ul{margin:4px 0 12px}
 </style>"""
 
-STATE_TEXT = {"pass": "pass", "fail": "FAIL", "mixed": "mixed", "skip": "skip", "waived": "waived", "absent": "–"}
+STATE_TEXT = {"pass": "pass", "fail": "FAIL", "mixed": "mixed", "skip": "not run", "waived": "waived", "absent": "–"}
+SHOWN_FAILURES = 15  # listed openly; the rest fold under a <details>
 
 
 def cell_state(outcomes: Sequence[str]) -> str:
-    """One word for a case over its paths: fail, mixed (some paths pass, some fail), pass, waived, skip, absent."""
+    """One word for a case over its paths: fail, mixed (one path fails, another passes), pass, waived, skip."""
     if not outcomes:
         return "absent"
     failed = [o for o in outcomes if o in ("failed", "error")]
@@ -30,56 +39,38 @@ def cell_state(outcomes: Sequence[str]) -> str:
         return "mixed" if len(failed) < len(outcomes) and "passed" in outcomes else "fail"
     if "xfailed" in outcomes:
         return "waived"
-    if "passed" in outcomes or "xpassed" in outcomes:
-        return "pass"
-    return "skip" if all(o == "skipped" for o in outcomes) else "absent"
+    if "skipped" in outcomes or "pending" in outcomes:
+        return "skip"  # a path that did not run is coverage lost, never shown as pass
+    return "pass" if outcomes else "absent"
 
 
 def _cell(case_id: str, by_path: dict[str, str]) -> str:
     state = cell_state(list(by_path.values()))
     detail = ", ".join(f"{p} {o}" for p, o in sorted(by_path.items())) or "not run"
     title = escape(f"{case_id}: {detail}", quote=True)
-    return (
-        f'<td class="nan-cell nan-{state}" data-case="{escape(case_id, quote=True)}" data-state="{state}" '
-        f'title="{title}">{STATE_TEXT[state]}</td>'
-    )
+    return (f'<td class="nan-cell nan-{state}" data-case="{escape(case_id, quote=True)}" data-state="{state}" '
+            f'title="{title}">{STATE_TEXT[state]}</td>')
 
 
-def _by_case(results: Iterable[CaseResult], kind: str) -> dict[tuple[str, ...], dict[str, str]]:
-    """(dtype, layout, R, V, nan) -> {path: outcome} for results of one kind."""
-    table: dict[tuple[str, ...], dict[str, str]] = {}
-    for r in results:
-        p = r.parameters
-        if p.get("kind") != kind:
-            continue
-        shape = p.get("shape") or [0, 0]
-        key = (str(p.get("dtype", "")), str(p.get("layout", "")), str(shape[0]), str(shape[-1]), str(p.get("nan", "")))
-        table.setdefault(key, {})[r.path or "?"] = r.outcome
-    return table
+def _path_of(r: TestRecord) -> str:
+    """The path a family test ran on: from its checks, else its id's last token."""
+    if r.path:
+        return r.path
+    tail = r.id.rsplit("[", 1)[-1].rstrip("]")
+    return tail.rsplit("-", 1)[-1] if "-" in tail else "?"
 
 
-def matrix_grid(results: Sequence[CaseResult]) -> str:
-    """The anchor's 120 cases: dtype x layout down, shape x NaN fraction across, one cell per case (both paths)."""
-    cases = _by_case(results, "matrix")
-    head1 = "".join(f'<th colspan="{len(NAN_FRACS)}">{r}x{v}</th>' for r, v in SHAPES)
-    head2 = "".join(f"<th>{f}</th>" for _ in SHAPES for f in NAN_FRACS)
-    rows = []
-    for dtype in DTYPES:
-        for layout in LAYOUTS:
-            cells = "".join(
-                _cell(f"{dtype}-{layout}-{r}x{v}-nan{f}", cases.get((dtype, layout, str(r), str(v), str(f)), {}))
-                for r, v in SHAPES
-                for f in NAN_FRACS
-            )
-            rows.append(f"<tr><th>{dtype}</th><th>{layout}</th>{cells}</tr>")
-    counts = _state_counts(cell_state(list(v.values())) for v in cases.values())
-    return (
-        f'<h3>Anchor matrix ({len(cases)} of {len(DTYPES) * len(LAYOUTS) * len(SHAPES) * len(NAN_FRACS)} cases run'
-        f"{counts})</h3>"
-        '<table id="nan-matrix-grid"><thead>'
-        f'<tr><th rowspan="2">dtype</th><th rowspan="2">layout</th>{head1}</tr><tr>{head2}</tr>'
-        f"</thead><tbody>{''.join(rows)}</tbody></table>"
-    )
+def _family_records(results: Iterable[TestRecord], family: str) -> list[TestRecord]:
+    return [r for r in results if r.params is not None and r.params.family == family]
+
+
+def _field(r: TestRecord, name: str) -> str:
+    p = r.params
+    if p is None:
+        return ""
+    if name == "shape":
+        return "x".join(str(n) for n in p.shape)
+    return str(getattr(p, name, ""))
 
 
 def _state_counts(states: Iterable[str]) -> str:
@@ -90,88 +81,139 @@ def _state_counts(states: Iterable[str]) -> str:
     return f": {', '.join(parts)}" if parts else ""
 
 
-def _class_names() -> list[str]:
-    """IEEE class names in the harness's own order."""
-    try:
-        from cases.ieee import IEEE_CLASSES
-    except ImportError:  # pragma: no cover - cases.ieee is part of the harness
-        return []
-    return [c.name for c in IEEE_CLASSES]
+def _by_case(records: Iterable[TestRecord]) -> dict[str, dict[str, str]]:
+    table: dict[str, dict[str, str]] = {}
+    for r in records:
+        assert r.params is not None
+        table.setdefault(r.params.case_id, {})[_path_of(r)] = r.outcome
+    return table
 
 
-def classes_in(label: str, known: Iterable[str]) -> list[str]:
-    """IEEE class names a wrong row's label mentions, e.g. '+quiet_nan bf16 0x7fc0' -> ['quiet_nan']."""
-    words = set(re.findall(r"[a-z_]+", label))
-    return [name for name in known if name in words]
-
-
-def ieee_table(results: Sequence[CaseResult]) -> str:
-    """IEEE class x dtype. A case whose NaN field names one class covers that class; a case arranging every
-    class (rows, mixed) covers all of them, and when it fails, the classes its wrong rows name are the failing
-    ones (a failure with no wrong rows, e.g. an exception, marks every class it covers)."""
-    known = _class_names()
-    cells: dict[tuple[str, str], dict[str, str]] = {}
-    for r in results:
-        p = r.parameters
-        if p.get("kind") != "ieee":
-            continue
-        nan, dtype = str(p.get("nan", "")), str(p.get("dtype", ""))
-        covered = [nan] if nan in known or not known else known
-        named = {n for w in r.wrong_rows for n in classes_in(str(w.get("label", "")), covered)}
-        label = f"{p.get('case_id', r.id)} {r.path}".strip()
-        for cls in covered:
-            outcome = r.outcome
-            if r.failed and named and cls not in named:
-                outcome = "passed"
-            cells.setdefault((cls, dtype), {})[label] = outcome
-    if not cells:
-        return '<h3>IEEE classes</h3><p id="nan-ieee-table">no IEEE class cases in this run</p>'
-    classes = _ordered((k[0] for k in cells), known)
-    dtypes = [d for d in DTYPES if any(k[1] == d for k in cells)] + sorted({k[1] for k in cells} - set(DTYPES))
-    head = "".join(f"<th>{escape(d)}</th>" for d in dtypes)
+def grid_section(family: Family, grouping: Grid, records: Sequence[TestRecord]) -> str:
+    """Rows keyed by two fields, columns by two more, in the order the cases first appear."""
+    cases = _by_case(records)
+    first: dict[str, TestRecord] = {}
+    for r in records:
+        first.setdefault(r.params.case_id, r)  # type: ignore[union-attr]
+    row_keys: list[tuple[str, str]] = []
+    col_keys: list[tuple[str, str]] = []
+    where: dict[tuple[tuple[str, str], tuple[str, str]], str] = {}
+    for case_id, r in first.items():
+        rk = (_field(r, grouping.rows[0]), _field(r, grouping.rows[1]))
+        ck = (_field(r, grouping.cols[0]), _field(r, grouping.cols[1]))
+        row_keys += [rk] if rk not in row_keys else []
+        col_keys += [ck] if ck not in col_keys else []
+        where[(rk, ck)] = case_id
+    outer: list[str] = []
+    for c in col_keys:
+        outer += [c[0]] if c[0] not in outer else []
+    head1 = "".join(f'<th colspan="{sum(1 for c in col_keys if c[0] == o)}">{escape(o)}</th>' for o in outer)
+    head2 = "".join(f"<th>{escape(c[1])}</th>" for o in outer for c in col_keys if c[0] == o)
     body = []
-    for cls in classes:
-        row = "".join(_cell(f"{cls} {d}", cells.get((cls, d), {})) for d in dtypes)
-        body.append(f"<tr><th>{escape(cls)}</th>{row}</tr>")
+    for rk in row_keys:
+        cells = "".join(
+            _cell(where.get((rk, c), f"{rk} {c}"), cases.get(where.get((rk, c), ""), {}))
+            for o in outer for c in col_keys if c[0] == o
+        )
+        body.append(f"<tr><th>{escape(rk[0])}</th><th>{escape(rk[1])}</th>{cells}</tr>")
+    counts = _state_counts(cell_state(list(v.values())) for v in cases.values())
     return (
-        f'<h3>IEEE classes x dtype</h3><table id="nan-ieee-table"><thead><tr><th>class</th>{head}</tr></thead>'
-        f"<tbody>{''.join(body)}</tbody></table>"
+        f'<h3>{escape(family.name)}: {escape(family.description)} ({len(cases)} cases{counts})</h3>'
+        f'<table id="nan-grid-{escape(family.name, quote=True)}" class="nan-grid"><thead>'
+        f'<tr><th rowspan="2">{escape(grouping.rows[0])}</th><th rowspan="2">{escape(grouping.rows[1])}</th>'
+        f"{head1}</tr><tr>{head2}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 
 
-def _ordered(names: Iterable[str], known: Sequence[str]) -> list[str]:
-    """Known IEEE classes in the harness's order, unknown names after them, alphabetically."""
-    names = set(names)
-    return [n for n in known if n in names] + sorted(names - set(known))
+_CLASS_LABEL = re.compile(r"^[+-](?P<cls>[a-z_]+) (?P<dtype>\S+) 0x[0-9A-F]+$")
 
 
-def sweep_lines(results: Sequence[CaseResult]) -> str:
-    """One line per exhaustive sweep: patterns (R*V), NaNs expected, NaNs counted, outcome."""
+def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRecord]) -> str:
+    """Class x dtype from per-class rows only: a class fails when a row of that class is wrong, passes when its
+    rows were checked and right. Mixed rows (every class together) get their own line: they prove no class."""
+    cells: dict[tuple[str, str], dict[str, str]] = {}
+    mixed: dict[str, dict[str, str]] = {}
+    dtypes: list[str] = []
+    for r in records:
+        p = r.params
+        assert p is not None
+        dtypes += [p.dtype] if p.dtype not in dtypes else []
+        label = f"{p.case_id} {_path_of(r)}"
+        if p.layout != "rows":
+            mixed.setdefault(p.dtype, {})[label] = r.outcome
+            continue
+        wrong = {m["cls"] for w in r.wrong_rows if (m := _CLASS_LABEL.match(str(w.get("label", ""))))}
+        checked = bool(r.checks) and all(c.got_total is not None and not c.problems for c in r.checks)
+        for cls in grouping.classes:
+            if r.outcome in ("failed", "error") and checked:
+                outcome = "failed" if cls in wrong else "passed"
+            else:
+                outcome = r.outcome  # no per-row answer (an exception, a side effect): the whole case's outcome
+            cells.setdefault((cls, p.dtype), {})[label] = outcome
+    if not records:
+        return ""
+    head = "".join(f"<th>{escape(d)}</th>" for d in dtypes)
+    body = [f"<tr><th>{escape(cls)}{' (NaN)' if cls in grouping.nan_classes else ''}</th>"
+            + "".join(_cell(f"{cls} {d}", cells.get((cls, d), {})) for d in dtypes) + "</tr>"
+            for cls in grouping.classes]
+    body.append("<tr><th>mixed rows</th>" + "".join(_cell(f"mixed {d}", mixed.get(d, {})) for d in dtypes) + "</tr>")
+    return (f'<h3>{escape(family.name)}: IEEE class x dtype</h3><table id="nan-ieee-table"><thead><tr><th>class</th>'
+            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+
+
+def totals_section(family: Family, records: Sequence[TestRecord]) -> str:
+    """One line per check: patterns (R*V), NaNs expected, NaNs counted, outcome."""
     lines = []
-    for r in results:
+    for r in records:
         for c in r.checks:
-            if c.kind != "sweep":
-                continue
             patterns = 1
-            for n in c.shape:
+            for n in c.params.shape:
                 patterns *= n
             got = "?" if c.got_total is None else f"{c.got_total:,}"
             expected = "?" if c.expected_total is None else f"{c.expected_total:,}"
             state = "waived" if r.outcome == "xfailed" else ("pass" if c.ok else "fail")
             lines.append(
-                f'<li data-case="{escape(c.case_id, quote=True)}" data-state="{state}">'
-                f'<span class="nan-{state}">{STATE_TEXT[state]}</span> {escape(c.dtype)} sweep '
-                f"({escape(c.nan)}, {escape(c.path)}): {patterns:,} patterns, "
-                f"{expected} NaNs expected, {got} NaNs counted</li>"
+                f'<li data-case="{escape(c.params.case_id, quote=True)}" data-state="{state}">'
+                f'<span class="nan-{state}">{STATE_TEXT[state]}</span> {escape(c.params.case_id)} '
+                f"({escape(c.path)}): {patterns:,} patterns, {expected} NaNs expected, {got} NaNs counted</li>"
             )
-    if not lines:
-        return '<h3>Exhaustive sweeps</h3><p id="nan-sweeps">no sweeps in this run</p>'
-    return f'<h3>Exhaustive sweeps</h3><ul id="nan-sweeps">{"".join(lines)}</ul>'
+        if not r.checks:
+            state = cell_state([r.outcome])
+            lines.append(f'<li data-case="{escape(r.params.case_id if r.params else r.id, quote=True)}" '
+                         f'data-state="{state}"><span class="nan-{state}">{STATE_TEXT[state]}</span> '
+                         f"{escape(r.id)}</li>")
+    return f'<h3>{escape(family.name)}: exhaustive sweeps</h3><ul id="nan-sweeps">{"".join(lines)}</ul>'
 
 
-def planted_table(results: Sequence[CaseResult]) -> str:
-    """The self-test's proof: each planted bug, its class, whether the suite caught it, and the first catching case."""
-    verdicts = sorted((r.planted for r in results if r.planted), key=lambda v: (v.get("bug_class", ""), v.get("variant", "")))
+def tally_section(family: Family, records: Sequence[TestRecord]) -> str:
+    cases = _by_case(records)
+    counts = _state_counts(cell_state(list(v.values())) for v in cases.values())
+    return (f'<h3 id="nan-family-{escape(family.name, quote=True)}">{escape(family.name)}: '
+            f"{escape(family.description)} ({len(cases)} cases{counts})</h3>")
+
+
+def family_sections(results: Sequence[TestRecord], families: Sequence[Family]) -> str:
+    parts = []
+    for family in families:
+        records = _family_records(results, family.name)
+        if not records:
+            continue
+        g = family.summary
+        if isinstance(g, Grid):
+            parts.append(grid_section(family, g, records))
+        elif isinstance(g, ClassTable):
+            parts.append(class_section(family, g, records))
+        elif isinstance(g, Totals):
+            parts.append(totals_section(family, records))
+        else:
+            parts.append(tally_section(family, records))
+    return "".join(parts)
+
+
+def planted_table(results: Sequence[TestRecord]) -> str:
+    """The self-test's proof (only in runs that include it): each planted bug and the first catching case."""
+    verdicts = sorted((r.planted for r in results if r.planted),
+                      key=lambda v: (v.get("bug_class", ""), v.get("variant", "")))
     if not verdicts:
         return ""
     rows = []
@@ -189,60 +231,80 @@ def planted_table(results: Sequence[CaseResult]) -> str:
         )
     scored = [v for v in verdicts if v.get("applies", True)]
     caught = sum(bool(v.get("caught")) for v in scored)
+    return (f"<h3>Planted bugs caught: {caught}/{len(scored)}</h3>"
+            '<table id="nan-planted"><thead><tr><th>class</th><th>variant</th><th>verdict</th>'
+            f"<th>first catching case</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def short_message(text: str, limit: int = 200) -> str:
+    """The most telling line of a failure message: the last 'E ' line, else the first non-empty one."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    line = errors[0] if errors else (lines[0] if lines else "")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def why(r: TestRecord) -> str:
+    """A record's first wrong row, else its refusal, else its message's telling line."""
+    first = next(iter(r.wrong_rows), None)
+    if first is not None and first.get("row") is not None:
+        text = f"row {first['row']}: expected {first['expected']}, got {first['got']}"
+        text += f" [{first['label']}]" if first.get("label") else ""
+        extra = len(r.wrong_rows) - 1
+        return text + (f" (+{extra} more)" if extra > 0 else "")
+    if first is not None:
+        return str(first.get("label", ""))
+    refusal = next((c.refusal for c in r.checks if c.refusal and not c.ok), "")
+    return f"refused: {refusal}" if refusal else short_message(r.message)
+
+
+def headline(results: Sequence[TestRecord], *, kernel: str, backend: str, finished: bool | None,
+             ended: str, gaps: Sequence[str]) -> str:
+    """What a reviewer reads first: kernel, backend, the verdict, the tally by verdict, coverage not run."""
+    failing = [r for r in results if r.verdict in FAILING or r.failed]
+    if finished is False:
+        verdict, css = f"INCOMPLETE ({ended})", "incomplete"
+    elif failing:
+        verdict, css = "FAIL", "fail"
+    else:
+        verdict, css = "PASS", "pass"
+    tally: dict[str, int] = {}
+    for r in results:
+        tally[r.verdict] = tally.get(r.verdict, 0) + 1
+    tally_text = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(tally.items(), key=lambda kv: -kv[1]))
+    gap_items = "".join(f"<li>{escape(g)}</li>" for g in gaps)
+    not_run = sum(1 for r in results if r.verdict == NOT_RUN)
     return (
-        f"<h3>Planted bugs caught: {caught}/{len(scored)}</h3>"
-        '<table id="nan-planted"><thead><tr><th>class</th><th>variant</th><th>verdict</th><th>first catching case</th>'
-        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<p class="nan-headline" id="nan-verdict"><span class="nan-verdict-{css}">{escape(verdict)}</span>: '
+        f"kernel <code>{escape(kernel)}</code> on {escape(backend)}</p>"
+        f'<p id="nan-tally">{len(results)} tests: {escape(tally_text)}</p>'
+        + (f'<ul id="nan-gaps"><li>{not_run} test(s) not run</li>{gap_items}</ul>' if gaps or not_run else "")
     )
 
 
-SHOWN_FAILURES = 15  # listed openly; the rest fold under a <details> so the tables stay in view
-
-
-def failure_headline(results: Sequence[CaseResult]) -> str:
-    """How many tests failed, and in which test functions: what a reviewer reads first."""
+def failure_list(results: Sequence[TestRecord]) -> str:
+    """Every failing test by id, verdict and its most telling line; crashes and contract cases included."""
     failed = [r for r in results if r.failed]
     if not failed:
-        return '<p class="nan-headline" id="nan-failures">No failures.</p>'
+        return '<p id="nan-failures">No failures.</p>'
     tally: dict[str, int] = {}
     for r in failed:
-        name = r.id.split("[", 1)[0]
-        tally[name] = tally.get(name, 0) + 1
-    by_test = ", ".join(f"{escape(name)} {n}" for name, n in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
-    return f'<p class="nan-headline">{len(failed)} failed test(s)</p><p id="nan-failed-by-test">{by_test}</p>'
-
-
-def failure_list(results: Sequence[CaseResult]) -> str:
-    """Every failed or errored test by id with its most telling line: crashes and non-matrix cases included."""
-    failed = [r for r in results if r.failed]
-    if not failed:
-        return ""
-    items = []
-    for r in failed:
-        first = next((w for w in r.wrong_rows), None)
-        if first is not None and first.get("row") is not None:
-            why = f"row {first['row']}: expected {first['expected']}, got {first['got']}"
-            why += f" [{first['label']}]" if first.get("label") else ""
-            extra = len(r.wrong_rows) - 1
-            why += f" (+{extra} more)" if extra > 0 else ""
-        elif first is not None:
-            why = str(first.get("label", ""))
-        else:
-            why = short_message(r.message)
-        items.append(f"<li><b>{r.outcome}</b> <code>{escape(r.id)}</code>: {escape(why)}</li>")
+        key = r.family or r.test_name
+        tally[key] = tally.get(key, 0) + 1
+    by = ", ".join(f"{escape(k)} {n}" for k, n in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+    items = [f"<li><b>{escape(r.verdict.replace('_', ' '))}</b> <code>{escape(r.id)}</code>: {escape(why(r))}</li>"
+             for r in failed]
     shown, folded = items[:SHOWN_FAILURES], items[SHOWN_FAILURES:]
-    more = (
-        f'<details id="nan-more-failures"><summary>{len(folded)} more failed test(s)</summary>'
-        f'<ul>{"".join(folded)}</ul></details>'
-        if folded
-        else ""
-    )
-    return f'<h3>Failed tests</h3><ul id="nan-failures">{"".join(shown)}</ul>{more}'
+    more = (f'<details id="nan-more-failures"><summary>{len(folded)} more failed test(s)</summary>'
+            f'<ul>{"".join(folded)}</ul></details>' if folded else "")
+    return (f'<h3>Failed tests ({len(failed)})</h3><p id="nan-failed-by-test">{by}</p>'
+            f'<ul id="nan-failures">{"".join(shown)}</ul>{more}')
 
 
-def render(results: Sequence[CaseResult]) -> str:
-    """The whole summary block."""
+def render(results: Sequence[TestRecord], families: Sequence[Family], *, kernel: str = "", backend: str = "",
+           finished: bool | None = None, ended: str = "", gaps: Sequence[str] = (), diagnosis: str = "") -> str:
+    """The whole summary block: headline, diagnosis, failures, then the families, then the planted-bug table."""
     return (
-        f'{STYLE}<div class="nan-summary">{failure_headline(results)}{matrix_grid(results)}'
-        f"{ieee_table(results)}{sweep_lines(results)}{planted_table(results)}{failure_list(results)}</div>"
+        f'{STYLE}<div class="nan-summary">{headline(results, kernel=kernel, backend=backend, finished=finished, ended=ended, gaps=gaps)}'
+        f"{diagnosis}{failure_list(results)}{family_sections(results, families)}{planted_table(results)}</div>"
     )

@@ -34,7 +34,9 @@ class Waiver:
 def load_waivers(path: Path) -> dict[str, Waiver]:
     """Parse and validate a waiver file; every entry needs a non-empty id, reason and link, ids unique."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise WaiverError(f"--nan-waivers {path}: not UTF-8 text: {exc}") from exc
     except OSError as exc:
         raise WaiverError(f"--nan-waivers {path}: cannot read: {exc.strerror or exc}") from exc
     except tomllib.TOMLDecodeError as exc:

@@ -1,4 +1,4 @@
-"""Exhaustive sweeps: every fp16 and bf16 pattern in four layouts, an fp32 sample, and all 2^32 fp32 on demand."""
+"""All 2^32 fp32 patterns on demand (the 16-bit sweeps and the fp32 sample are the `sweep` family)."""
 from __future__ import annotations
 
 import time
@@ -6,28 +6,13 @@ import time
 import pytest
 import torch
 
-from cases.build_conformance import build_sweep
-from cases.conformance import SWEEP_CASES
-from cases.formats import FP32, fmt_of, hex_bits
-from cases.records import SweepCase
-from harness.plugin import CaseInfo
+from cases.formats import FP32, hex_bits
 from harness.target import PATHS, run_path
 from reference import bits_reference
+from verdict.record import CaseParams
 
 ROW = 1 << 16  # fp32 sweep: each row holds 2^16 consecutive patterns, so its count has a closed form
 CHUNK_ROWS = 1 << 12  # 2^28 patterns (1 GiB of fp32) per launch
-
-
-@pytest.mark.nan_sweep
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("case", SWEEP_CASES, ids=str)
-def test_sweep(case: SweepCase, path: str, device: str, run_case) -> None:  # type: ignore[no-untyped-def]
-    host, labels = build_sweep(case)
-    expected = bits_reference(host)
-    if case.layout != "sample":
-        assert int(expected.sum()) == fmt_of(case.dtype).nan_count, "sweep lost patterns"
-    info = CaseInfo(str(case), "sweep", case.dtype, case.layout, tuple(host.shape), case.layout, path, case.seed)
-    run_case(path, host.to(device), expected, info, row_labels=labels)
 
 
 def fp32_row_counts(first_row: int, rows: int) -> torch.Tensor:
@@ -68,6 +53,6 @@ def test_fp32_full_sweep(path: str, device: str, target, check, request: pytest.
     got = torch.cat(counts) if all(c.device == counts[0].device for c in counts) else counts[0]
     expected = fp32_row_counts(0, 1 << 16)
     labels = [f"patterns {hex_bits(r * ROW, FP32)}..{hex_bits(r * ROW + ROW - 1, FP32)}" for r in range(1 << 16)]
-    info = CaseInfo("fp32-sweep-full", "sweep", "fp32", "full", (1 << 16, ROW), "full", path, None)
-    check(got, expected, info, row_labels=labels, side_effects=effects)
+    info = CaseParams("sweep", "fp32-sweep-full", "fp32", "full", (1 << 16, ROW), "full", None)
+    check(got, expected, info, path, row_labels=labels, side_effects=effects)
     print(f"fp32 full sweep ({path}): {1 << 32} patterns in {time.perf_counter() - started:.1f} s")

@@ -1,84 +1,153 @@
-"""The get_num_nans contract: bad input is refused clearly, edge shapes work, nothing is modified."""
+"""The get_num_nans contract, judged by behaviour: what any correct kernel must do, whatever its API's wording.
+
+Input outside the documented domain (rank other than 2, other dtypes, an inner stride, a host tensor on an
+accelerator) passes when the kernel refuses it (any exception, recorded as "refused: ...") or counts it exactly.
+In-domain input must be counted, without side effects. Our own kernel's stricter messages are tested in
+tests/ours, which --kernel does not redirect.
+"""
 from __future__ import annotations
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from cases.formats import fmt_of, from_bits, to_bits
 from cases.ieee import canonical_nan
-from harness.plugin import CaseInfo, Checker
-from harness.target import GUARD, POISON, KernelUnderTest, run_direct
-from reference import expected_counts
+from cases.random_bits import generator, randn
+from harness.compare import describe_input
+from harness.plugin import Checker, record
+from harness.target import GUARD, POISON, KernelUnderTest, bits_snapshot, run_direct
+from reference import expected_counts, torch_reference
+from verdict.record import PASS, CaseParams, Check
 
 pytestmark = pytest.mark.nan_contract
 
 
 def nan_rows(rows: int, vocab: int, dtype: torch.dtype, seed: int = 7) -> torch.Tensor:
     """Random rows where about a third of the entries are canonical NaNs, built from bits."""
-    gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(rows, vocab, generator=gen).to(dtype)
+    gen = generator(seed)
     fmt = fmt_of(dtype)
-    mask = torch.rand(rows, vocab, generator=gen) < 0.33
+    x = randn(rows, vocab, gen).to(dtype)
+    mask = torch.rand(rows, vocab, generator=gen, device="cpu") < 0.33
     x[mask] = from_bits([canonical_nan(fmt)], fmt)
     return x
 
 
-@pytest.mark.parametrize("shape", [(7,), (2, 3, 4), ()], ids=["1d", "3d", "0d"])
-def test_rejects_wrong_rank(shape: tuple[int, ...], target: KernelUnderTest, device: str) -> None:
-    with pytest.raises(ValueError, match=r"2-D.*" + r"\(" + ", ".join(map(str, shape))):
-        target.get_num_nans(torch.zeros(shape, device=device))
+def params(case_id: str, dtype: str, shape: tuple[int, ...], layout: str = "random", seed: int | None = 7) -> CaseParams:
+    return CaseParams("contract", case_id, dtype, layout, shape, "0.33", seed)
 
 
-@pytest.mark.parametrize("dtype", [torch.float64, torch.int32, torch.int8, torch.bool], ids=str)
-def test_rejects_unsupported_dtype(dtype: torch.dtype, target: KernelUnderTest, device: str) -> None:
-    with pytest.raises(TypeError, match="float32.*bfloat16.*float16"):
-        target.get_num_nans(torch.zeros(2, 8, dtype=dtype, device=device))
+def _any_nan_input(kind: str) -> torch.Tensor:
+    """Inputs outside the domain, each holding NaNs where its dtype can, so a silent count is checkable."""
+    if kind == "rank-1d":
+        return nan_rows(1, 7, torch.float32)[0]
+    if kind == "rank-3d":
+        return nan_rows(6, 4, torch.float32).reshape(2, 3, 4)
+    if kind == "rank-0d":
+        return torch.tensor(float("nan"))
+    if kind == "dtype-float64":
+        return nan_rows(2, 8, torch.float64)
+    if kind == "transposed":  # a column view: stride(1) != 1; a kernel that assumes unit stride reads other rows
+        return nan_rows(16, 4, torch.float32).t()
+    dtype = {"dtype-int32": torch.int32, "dtype-int8": torch.int8, "dtype-bool": torch.bool}[kind]
+    return torch.arange(16).reshape(2, 8).remainder(3).to(dtype)
 
 
-def test_rejects_inner_stride(target: KernelUnderTest, device: str) -> None:
-    """A transposed view has stride(1) != 1; the kernel indexes rows densely, so it must be refused."""
-    x = torch.zeros(16, 4, device=device).t()
-    with pytest.raises(ValueError, match="stride"):
-        target.get_num_nans(x)
+OUTSIDE = ("rank-1d", "rank-3d", "rank-0d", "dtype-float64", "dtype-int32", "dtype-int8", "dtype-bool", "transposed")
+
+
+@pytest.mark.parametrize("kind", OUTSIDE)
+def test_outside_domain_refused_or_counted(
+    kind: str, target: KernelUnderTest, device: str, check: Checker, request: pytest.FixtureRequest
+) -> None:
+    """Refusing is fine, any exception; returning counts is fine when they are exactly the reference's."""
+    host = _any_nan_input(kind)
+    logits = host.to(device) if kind != "transposed" else host.t().contiguous().to(device).t()
+    info = params(f"outside-{kind}", str(host.dtype).removeprefix("torch."), tuple(host.shape), kind)
+    before = bits_snapshot(logits) if logits.dim() == 2 else logits.clone()
+    try:
+        got = target.get_num_nans(logits)
+    except Exception as exc:  # noqa: BLE001 - any refusal passes; it is recorded with its type and text
+        text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        record(request, Check(info, "wrapper", PASS, refusal=text, input_desc=describe_input(logits)))
+        return
+    after = bits_snapshot(logits) if logits.dim() == 2 else logits.clone()
+    effects = [] if torch.equal(before.view(-1), after.view(-1)) else ["input modified"]
+    check(got, torch_reference(host).to(torch.int32), info, "wrapper", side_effects=effects, logits=logits)
+
+
+def test_host_tensor_on_accelerator_refused_or_counted(
+    target: KernelUnderTest, device: str, check: Checker, request: pytest.FixtureRequest
+) -> None:
+    """A CPU tensor on an accelerator backend: refused, or counted right (never a wild read)."""
+    if device == "cpu":
+        pytest.skip("on the CPU backend host tensors are the normal input (Triton interpreter)")
+    host = nan_rows(2, 8, torch.float32)
+    info = params("outside-host-tensor", "float32", (2, 8), "host")
+    try:
+        got = target.get_num_nans(host)
+    except Exception as exc:  # noqa: BLE001
+        text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        record(request, Check(info, "wrapper", PASS, refusal=text, input_desc=describe_input(host)))
+        return
+    assert isinstance(got, torch.Tensor), f"result is {type(got).__name__}"
+    check(got.to("cpu") if got.device.type == "cpu" else got, expected_counts(host), info, "wrapper")
 
 
 @pytest.mark.parametrize("vocab", [0, 1, 5000])
 def test_empty_batch(vocab: int, target: KernelUnderTest, device: str) -> None:
-    out = target.get_num_nans(torch.empty(0, vocab, device=device))
-    assert out.dtype == torch.int32 and tuple(out.shape) == (0,) and out.device.type == device
+    out = target.get_num_nans(torch.empty(0, vocab, dtype=torch.float32, device=device))
+    assert isinstance(out, torch.Tensor), f"result is {type(out).__name__}"
+    assert out.dtype == torch.int32 and tuple(out.shape) == (0,) and out.device.type == device, (
+        f"empty batch: got {out.dtype} {tuple(out.shape)} on {out.device}")
 
 
 @pytest.mark.parametrize("rows", [1, 3])
 def test_zero_vocab_gives_zeros(rows: int, target: KernelUnderTest, device: str) -> None:
-    out = target.get_num_nans(torch.empty(rows, 0, device=device))
-    assert out.dtype == torch.int32 and out.device.type == device
+    out = target.get_num_nans(torch.empty(rows, 0, dtype=torch.float32, device=device))
+    assert isinstance(out, torch.Tensor) and out.dtype == torch.int32 and out.device.type == device
     assert torch.equal(out.cpu(), torch.zeros(rows, dtype=torch.int32))
+
+
+class _CopyWatch(TorchDispatchMode):
+    """Records torch ops that copy the watched storage into a new tensor (clone, to, contiguous, copy_ from it)."""
+
+    def __init__(self, storage_ptr: int) -> None:
+        super().__init__()
+        self.ptr = storage_ptr
+        self.copies: list[str] = []
+
+    def _aliases(self, value: object) -> bool:
+        return isinstance(value, torch.Tensor) and value.untyped_storage().data_ptr() == self.ptr
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[no-untyped-def]
+        name = str(func)
+        copying = any(k in name for k in ("clone", "_to_copy", "contiguous"))
+        if (copying and args and self._aliases(args[0])) or (
+            "copy_" in name and len(args) > 1 and self._aliases(args[1]) and not self._aliases(args[0])
+        ):
+            self.copies.append(name)
+        return func(*args, **(kwargs or {}))
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
 def test_padded_rows_read_in_place(dtype: str, target: KernelUnderTest, device: str, check: Checker) -> None:
-    """stride(0) > vocab: the padding holds NaNs that must not be counted, and no copy is made."""
+    """stride(0) > vocab: the padding holds NaNs that must not be counted, and the input is never copied."""
     fmt = fmt_of(dtype)
     rows, vocab, padded = 5, 3000, 3000 + 77
     storage = from_bits([canonical_nan(fmt)], fmt).repeat(rows * padded).reshape(rows, padded)
     storage[:, :vocab] = nan_rows(rows, vocab, fmt.dtype)
-    view = storage.to(device)[:, :vocab]
+    reference_copy = to_bits(storage)
+    view = storage.to(device, copy=True)[:, :vocab]
     assert view.stride(0) == padded
-    calls: list[torch.Tensor] = []
-    original = torch.Tensor.contiguous
-
-    def spy(self: torch.Tensor, *a: object, **k: object) -> torch.Tensor:
-        calls.append(self)
-        return original(self, *a, **k)
-
-    torch.Tensor.contiguous = spy  # type: ignore[method-assign]
-    try:
+    with _CopyWatch(view.untyped_storage().data_ptr()) as watch:
         got = target.get_num_nans(view)
-    finally:
-        torch.Tensor.contiguous = original  # type: ignore[method-assign]
-    assert not any(c.data_ptr() == view.data_ptr() and not c.is_contiguous() for c in calls), "padded view was copied"
-    info = CaseInfo(f"{dtype}-padded-{rows}x{vocab}", "contract", dtype, "padded", (rows, vocab), "0.33", "wrapper", 7)
-    check(got, expected_counts(view), info)
+    effects = [f"padded input copied ({', '.join(sorted(set(watch.copies)))})"] if watch.copies else []
+    whole = view.as_strided((rows, padded), (padded, 1), view.storage_offset())
+    if not torch.equal(to_bits(whole), reference_copy):
+        effects.append("the padded storage was modified")
+    check(got, expected_counts(storage[:, :vocab]), params(f"{dtype}-padded-{rows}x{vocab}", dtype, (rows, vocab),
+          "padded"), "wrapper", side_effects=effects, logits=view)
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
@@ -86,30 +155,22 @@ def test_output_and_input_untouched(dtype: str, target: KernelUnderTest, device:
     """Output is int32, contiguous, on the input's device; the input is bit-identical afterwards."""
     host = nan_rows(6, 9000, fmt_of(dtype).dtype)
     before = to_bits(host)
-    logits = host.to(device)
+    logits = host.to(device, copy=True)
     got = target.get_num_nans(logits)
-    assert isinstance(got, torch.Tensor) and got.is_contiguous()
-    info = CaseInfo(f"{dtype}-untouched-6x9000", "contract", dtype, "random", (6, 9000), "0.33", "wrapper", 7)
-    check(got, expected_counts(host), info)
-    assert torch.equal(to_bits(logits), before), "get_num_nans modified its input"
+    effects = [] if torch.equal(to_bits(logits), before) else ["get_num_nans modified its input"]
+    if isinstance(got, torch.Tensor) and not got.is_contiguous():
+        effects.append(f"output is not contiguous (strides {tuple(got.stride())})")
+    check(got, expected_counts(host), params(f"{dtype}-untouched-6x9000", dtype, (6, 9000)), "wrapper",
+          side_effects=effects, logits=logits)
 
 
 def test_direct_launch_writes_only_its_outputs(target: KernelUnderTest, device: str, check: Checker) -> None:
-    """Poisoned guard slots on both sides of the output must survive the launch unchanged."""
+    """Poisoned guard slots (two blocks wide) on both sides of the output must survive the launch unchanged."""
     if target.kernel is None:
         pytest.skip(target.kernel_skip_reason or "no _num_nans_kernel")
     host = nan_rows(9, 8193, torch.float32)
-    result = run_direct(target, host.to(device))
-    info = CaseInfo("fp32-guarded-9x8193", "contract", "fp32", "random", (9, 8193), "0.33", "direct", 7)
-    check(result.counts, expected_counts(host), info)
-    poison = torch.full((GUARD,), POISON, dtype=torch.int32)
-    assert torch.equal(result.guard_before.cpu(), poison), "kernel wrote before its output"
-    assert torch.equal(result.guard_after.cpu(), poison), "kernel wrote past its output"
-
-
-def test_rejects_host_tensor_on_accelerator(target: KernelUnderTest, device: str) -> None:
-    """Compiled kernels cannot read host memory: a CPU tensor must be refused, not dereferenced."""
-    if device == "cpu":
-        pytest.skip("on the CPU backend host tensors are the normal input (Triton interpreter)")
-    with pytest.raises((ValueError, TypeError, RuntimeError), match="(?i)cpu|host|device"):
-        target.get_num_nans(torch.zeros(2, 8))
+    logits = host.to(device)
+    counts, effects = run_direct(target, logits)
+    assert GUARD >= 8192 and POISON < 0
+    check(counts, expected_counts(host), params("fp32-guarded-9x8193", "fp32", (9, 8193)), "direct",
+          side_effects=effects, logits=logits)

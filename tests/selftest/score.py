@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from reports.records import PLANTED_PROPERTY as PROPERTY  # one name for the writer and the report
+from verdict.record import PLANTED_PROPERTY as PROPERTY  # one name for the writer and the report
 
 PLUGIN_NAME = "nan-selftest-score"
 

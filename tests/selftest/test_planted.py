@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.device import triton_flavour
+from harness.backends import triton_flavour
 from tests.planted import CRASHER, PLANTED, Planted
-from tests.selftest.forkserver import ForkServer
-from tests.selftest.runner import SubRun, run_suite
 from tests.selftest.score import PROPERTY
+from tests.support.forkserver import ForkServer
+from tests.support.subrun import SubRun, run_suite
+from verdict.record import TestRecord
 
 pytestmark = pytest.mark.nan_selftest
 
@@ -29,12 +30,6 @@ FLAVOUR = triton_flavour()  # "triton 3.9.0" or "triton-ascend 3.2.0"
 def applies(variant: Planted) -> bool:
     """Whether this Triton must catch the variant (a flavour-specific bug passes elsewhere by design)."""
     return variant.flavour is None or FLAVOUR.split()[0] == variant.flavour
-
-
-@pytest.fixture(scope="module")
-def json_option(pytestconfig: pytest.Config) -> bool:
-    """Pass --nan-json to sub-runs (so they never write the default reports/results.json) when it exists."""
-    return hasattr(pytestconfig.option, "nan_json")
 
 
 @pytest.fixture(scope="session")
@@ -48,8 +43,8 @@ def server() -> Iterator[ForkServer | None]:
     forks.close()
 
 
-def run_variant(variant: Planted, tmp: Path, json_option: bool, server: ForkServer | None, device: str) -> SubRun:
-    options = {"json_option": json_option, "server": server, "device": device}
+def run_variant(variant: Planted, tmp: Path, server: ForkServer | None, device: str) -> SubRun:
+    options = {"server": server, "device": device}
     run = run_suite(variant.module, variant.select, tmp, workers=1 if variant.isolate else 0, **options)
     if run.returncode < 0 and not variant.isolate:
         # killed by a signal without xdist: run again in a worker, so the case that crashed gets its name
@@ -59,9 +54,9 @@ def run_variant(variant: Planted, tmp: Path, json_option: bool, server: ForkServ
 
 @pytest.mark.parametrize("variant", PLANTED, ids=str)
 def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
-    variant: Planted, tmp_path: Path, json_option: bool, server: ForkServer | None, device: str, record_property
+    variant: Planted, tmp_path: Path, server: ForkServer | None, device: str, record_property
 ) -> None:
-    run = run_variant(variant, tmp_path, json_option, server, device)
+    run = run_variant(variant, tmp_path, server, device)
     hits = run.matching(variant.caught_by, run.failed if variant.build_error_is_the_bug else run.detected)
     caught = run.completed and run.returncode == 1 and bool(hits)
     record_property(PROPERTY, json.dumps({
@@ -86,11 +81,11 @@ def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
 
 
 def test_clean_kernel_passes_every_selection(
-    tmp_path: Path, json_option: bool, server: ForkServer | None, device: str
+    tmp_path: Path, server: ForkServer | None, device: str
 ) -> None:
     """The control: our kernel passes every case a variant is caught by, so each catch is the bug's doing."""
     select = " or ".join(f"({v.select})" for v in (*PLANTED, CRASHER))
-    run = run_suite("kernel", select, tmp_path, json_option=json_option, server=server, device=device)
+    run = run_suite("kernel", select, tmp_path, server=server, device=device)
     assert run.completed and run.returncode == 0 and not run.failed, run.describe()
     for variant in PLANTED:
         assert run.matching(variant.caught_by, run.passed), (
@@ -99,28 +94,27 @@ def test_clean_kernel_passes_every_selection(
 
 
 def test_crashing_kernel_is_a_failed_case(
-    tmp_path: Path, json_option: bool, server: ForkServer | None, device: str
+    tmp_path: Path, server: ForkServer | None, device: str
 ) -> None:
     """A kernel that segfaults the interpreter fails its case by id; later cases still run; reports get written."""
     if device != "cpu":
         pytest.skip("a segfault needs the CPU interpreter; device faults: tests/harness/test_isolation.py")
-    run = run_suite(CRASHER.module, CRASHER.select, tmp_path, workers=1, json_option=json_option, server=server)
+    run = run_suite(CRASHER.module, CRASHER.select, tmp_path, workers=1, server=server)
     assert run.completed, f"the run did not survive the crash\n{run.describe()}"
     assert run.returncode == 1
     crashed = run.matching(CRASHER.caught_by, run.failed)
     assert crashed and crashed == run.failed, f"expected exactly the crashing case to fail\n{run.describe()}"
     assert "crashed" in run.messages[crashed[0]], run.describe()
-    survivors = run.matching([r"test_rejects_wrong_rank"], run.passed)
+    survivors = run.matching([r"test_outside_domain_refused_or_counted\[rank"], run.passed)
     assert len(survivors) == 3, f"the cases after the crash did not all run and pass\n{run.describe()}"
-    if run.json is not None:
-        assert run.json.is_file(), "the JSON results were not written"
+    assert run.json_path.is_file(), "the JSON results were not written"
     report = run.html.read_text(encoding="utf-8")
-    assert "crashed" in report and "test_rejects_wrong_rank" in report, "the HTML report lacks the crash or the rest"
+    assert "crashed" in report and "test_outside_domain_refused_or_counted" in report, "the HTML report lacks the crash or the rest"
 
 
 def test_build_failures_are_not_catches(tmp_path: Path) -> None:
     """A variant that fails to compile fails its cases too, but that proves nothing about the suite."""
-    run = SubRun("k", [], 1, 0.0, "", tmp_path / "j.xml", tmp_path / "r.html", None,
-                 outcomes={"a": "failed", "b": "failed", "c": "passed"},
-                 messages={"a": "triton.compiler.errors.CompilationError: at 7:20:", "b": "AssertionError: case x"})
-    assert run.detected == ["b"]
+    records = [TestRecord("a", "failed", "refused", message="triton.compiler.errors.CompilationError: at 7:20:"),
+               TestRecord("b", "failed", "wrong_counts", message="AssertionError: case x"),
+               TestRecord("c", "passed", "pass")]
+    assert SubRun([], tmp_path, 1, 0.0, "", records).detected == ["b"]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import torch
 
-from cases.records import ANCHOR_SEED
-from harness import device as backend
+from cases.anchor import ANCHOR_SEED
+from harness.backends import Backend, triton_flavour
 from harness.target import KernelUnderTest
 
 
@@ -64,7 +64,7 @@ def git_commit(file: str) -> str | None:
     return f"{commit} + local changes" if changed else commit
 
 
-def collect(target: KernelUnderTest, device: str) -> dict[str, str]:
+def collect(target: KernelUnderTest, backend: Backend) -> dict[str, str]:
     """Everything a reviewer needs to reproduce the run; absent components are left out."""
     env: dict[str, str] = {
         "Kernel module": target.module_name,
@@ -74,9 +74,9 @@ def collect(target: KernelUnderTest, device: str) -> dict[str, str]:
     if commit:
         env["Kernel commit"] = commit
     env["NaN predicate"] = target.predicate_source
-    env["Backend"] = device
-    env["Device"] = backend.describe(device)
-    env["Triton"] = backend.triton_flavour()
+    env["Backend"] = backend.name
+    env["Device"] = backend.device_name()
+    env["Triton"] = triton_flavour()
     env["Torch"] = str(torch.__version__)
     npu = _dist_version("torch-npu", "torch_npu")
     if npu:

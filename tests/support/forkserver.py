@@ -66,7 +66,7 @@ class ForkServer:
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.selftest.forkserver"],
+            [sys.executable, "-m", "tests.support.forkserver"],
             cwd=Path(__file__).resolve().parents[2],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

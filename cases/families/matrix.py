@@ -1,0 +1,70 @@
+"""The anchor's 120-case matrix: dtype x layout x shape x NaN fraction, built exactly as the anchor builds it."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import torch
+
+from cases.anchor import ANCHOR_SEED, DTYPES, LAYOUTS, NAN_FRACS, SHAPES
+from cases.family import Built, Context, Family, Grid, params_of
+from cases.formats import fmt_of
+from cases.random_bits import generator, randn, randperm
+from reference import expected_counts
+from verdict.record import CaseParams
+
+
+@dataclass(frozen=True)
+class MatrixCase:
+    """One cell: `<dtype>-<layout>-<R>x<V>-nan<frac>`."""
+
+    dtype: str
+    layout: str
+    rows: int
+    vocab: int
+    frac: float
+    seed: int = ANCHOR_SEED
+
+    def __str__(self) -> str:
+        return f"{self.dtype}-{self.layout}-{self.rows}x{self.vocab}-nan{self.frac}"
+
+    @property
+    def nans_per_row(self) -> int:
+        """The anchor truncates: int(V * frac) NaNs in every row."""
+        return int(self.vocab * self.frac)
+
+
+MATRIX: tuple[MatrixCase, ...] = tuple(
+    MatrixCase(dtype, layout, rows, vocab, frac)
+    for dtype, layout, (rows, vocab), frac in itertools.product(DTYPES, LAYOUTS, SHAPES, NAN_FRACS)
+)
+
+
+def build(case: MatrixCase) -> Built:
+    """As the anchor: randn in fp32 on the CPU, NaNs injected per layout, cast; the reference sees the cast."""
+    x = randn(case.rows, case.vocab, generator(case.seed))
+    n = case.nans_per_row
+    if n and case.layout == "prefix":
+        x[:, :n] = float("nan")
+    elif n and case.layout == "scatter":
+        perm_gen = generator(case.seed)
+        for r in range(case.rows):
+            x[r, randperm(case.vocab, perm_gen)[:n]] = float("nan")
+    elif n:
+        raise ValueError(f"unknown layout {case.layout!r}")
+    host = x.to(fmt_of(case.dtype).dtype)
+    return Built(host, expected_counts(host))
+
+
+def params(case: MatrixCase) -> CaseParams:
+    return params_of("matrix", case, (case.rows, case.vocab), f"{case.frac}")
+
+
+def cases(context: Context) -> tuple[MatrixCase, ...]:
+    return MATRIX
+
+
+FAMILY = Family(
+    "matrix", "nan_matrix", "the anchor's 120-case dtype x layout x shape x NaN-fraction matrix",
+    cases, build, params, summary=Grid(rows=("dtype", "layout"), cols=("shape", "detail")), order=10,
+)

@@ -1,0 +1,156 @@
+"""One way to run pytest on another kernel from a test: own basetemp and report paths, a clean environment,
+and the parsed results.json (real node ids, outcomes and verdicts) back.
+
+The fork server (tests.support.forkserver) saves the torch import per sub-run; it is used when passed in.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tests.support.forkserver import ForkServer
+from verdict.record import TestRecord
+
+ROOT = Path(__file__).resolve().parents[2]
+SUITE = "tests/precision"
+TIMEOUT_S = 300
+# a sub-run must not inherit the outer pytest's (or its xdist worker's) variables
+_DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST")
+# a planted variant that does not compile or import is a broken plant, not a caught bug
+NOT_A_CATCH: tuple[str, ...] = ("CompilationError", "SyntaxError", "NameError", "ImportError", "ModuleNotFoundError")
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return {**env, **(extra or {})}
+
+
+@dataclass
+class SubRun:
+    """What one sub-run left behind: status, output, report paths and its records."""
+
+    argv: list[str]
+    folder: Path
+    returncode: int
+    seconds: float
+    output: str
+    records: list[TestRecord] = field(default_factory=list)
+    doc: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def html(self) -> Path:
+        return self.folder / "precision.html"
+
+    @property
+    def json_path(self) -> Path:
+        return self.folder / "results.json"
+
+    @property
+    def junit(self) -> Path:
+        return self.folder / "junit.xml"
+
+    @property
+    def completed(self) -> bool:
+        """The run got to the end: exit 0 or 1, reports written, and results.json says it finished."""
+        return (self.returncode in (0, 1) and self.html.is_file() and self.json_path.is_file()
+                and bool(self.doc.get("finished")))
+
+    @property
+    def outcomes(self) -> dict[str, str]:
+        return {r.nodeid: r.outcome for r in self.records}
+
+    @property
+    def messages(self) -> dict[str, str]:
+        return {r.nodeid: r.message for r in self.records}
+
+    @property
+    def failed(self) -> list[str]:
+        return [r.nodeid for r in self.records if r.failed]
+
+    @property
+    def passed(self) -> list[str]:
+        return [r.nodeid for r in self.records if r.outcome == "passed"]
+
+    @property
+    def detected(self) -> list[str]:
+        """Failed ids whose failure is the suite detecting a wrong result, not the variant failing to build."""
+        return [r.nodeid for r in self.records if r.failed and not any(m in r.message for m in NOT_A_CATCH)
+                and not any(m in c.refusal for c in r.checks for m in NOT_A_CATCH)]
+
+    def record(self, nodeid: str) -> TestRecord:
+        return next(r for r in self.records if r.nodeid == nodeid)
+
+    def case(self, nodeid: str) -> dict[str, Any]:
+        return next(c for c in self.doc["cases"] if c["nodeid"] == nodeid)
+
+    def results(self) -> dict[str, Any]:
+        return self.doc
+
+    @staticmethod
+    def matching(patterns: Iterable[str], ids: Iterable[str]) -> list[str]:
+        """The ids among `ids` that any of the regexes finds."""
+        compiled = [re.compile(p) for p in patterns]
+        return [nid for nid in ids if any(c.search(nid) for c in compiled)]
+
+    def describe(self) -> str:
+        """What a failing test prints: the command, status, outcomes and the tail of the output."""
+        failed = "\n  ".join(f"{r.nodeid}: {r.verdict}: {r.message.splitlines()[0] if r.message else ''}"
+                             for r in self.records if r.failed) or "(none)"
+        return (f"sub-run: {' '.join(self.argv)}\nexit {self.returncode} after {self.seconds:.1f}s, "
+                f"{len(self.passed)} passed, {len(self.failed)} failed\nfailed:\n  {failed}\n"
+                f"--- output tail ---\n{self.output[-3000:]}")
+
+
+def run_pytest(
+    folder: Path,
+    args: Sequence[str],
+    *,
+    device: str = "cpu",
+    env: dict[str, str] | None = None,
+    server: ForkServer | None = None,
+    timeout: float = TIMEOUT_S,
+) -> SubRun:
+    """pytest ARGS from the repo root, every report and the basetemp inside `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", device, "-q",
+            f"--basetemp={folder / 'tmp'}", f"--html={folder / 'precision.html'}",
+            f"--junitxml={folder / 'junit.xml'}", f"--nan-json={folder / 'results.json'}", *args]
+    start = time.monotonic()
+    if server is not None:
+        log = folder / "output.txt"
+        code = server.run(argv[3:], ROOT, clean_env(env), log, timeout)
+        output = log.read_text(errors="replace") if log.is_file() else ""
+    else:
+        try:
+            done = subprocess.run(argv, cwd=ROOT, env=clean_env(env), capture_output=True, text=True,
+                                  timeout=timeout, check=False)
+            code, output = done.returncode, done.stdout + done.stderr
+        except subprocess.TimeoutExpired as exc:
+            code, output = -9, f"timed out after {timeout}s\n{exc.stdout or ''}{exc.stderr or ''}"
+        (folder / "output.txt").write_text(output, encoding="utf-8")
+    run = SubRun(argv, folder, code, time.monotonic() - start, output)
+    if run.json_path.is_file():
+        try:
+            run.doc = json.loads(run.json_path.read_text(encoding="utf-8"))
+            run.records = [TestRecord.from_dict(c) for c in run.doc.get("cases", [])]
+        except (ValueError, KeyError):
+            pass
+    return run
+
+
+def run_suite(kernel: str, select: str, folder: Path, *, workers: int = 0, extra: Sequence[str] = (),
+              server: ForkServer | None = None, device: str = "cpu", env: dict[str, str] | None = None) -> SubRun:
+    """The precision suite on KERNEL narrowed with -k SELECT; workers=1 isolates crashes in an xdist worker."""
+    args = [SUITE, "--kernel", kernel, "-k", select]
+    if workers:
+        args += ["-n", str(workers), "--max-worker-restart", "8"]
+    return run_pytest(folder, [*args, *extra], device=device, server=server, env=env)

@@ -1,0 +1,1 @@
+"""The result record shared by the harness (writer) and every report (readers)."""

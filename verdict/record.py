@@ -1,0 +1,242 @@
+"""The result record: what a case was, what each check found, and the verdict; one JSON shape for every reader.
+
+The harness writes these (as pytest user properties, so they cross xdist), the reports read them back: HTML,
+results.json, JUnit properties, compare and the self-test score all use `TestRecord.from_json`.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+PARAMS_PROPERTY = "nan_params"  # the case a test item runs, attached before it starts
+CHECK_PROPERTY = "nan_case"  # one per `check` call
+PLANTED_PROPERTY = "planted"  # a self-test's verdict on one planted variant
+CALL_SITE_PROPERTY = "nan_call_site"  # a call-site mismatch (vLLM's callers hold another kernel)
+
+# Verdict categories, worst last: a test's verdict is the worst of its checks and of how it ended.
+PASS = "pass"
+NOT_RUN = "not_run"  # skipped, deselected by the kernel's missing API, or never reached
+WAIVED = "waived"  # a known failure under a waiver (strict xfail)
+REFUSED = "refused"  # raised on input it must count
+WRONG_COUNTS = "wrong_counts"
+SIDE_EFFECT = "side_effect"  # input modified, writes outside the output, wrong dtype/shape/device of the result
+CALL_SITE = "call_site"  # a caller holds a different get_num_nans than the kernel under test
+ERROR = "error"  # the test failed for a reason none of the categories names (harness, setup, assertion)
+TIMEOUT = "timeout"
+DEVICE_FAULT = "device_fault"
+CRASH = "crash"  # the process died (segfault, abort): xdist's worker crash
+VERDICTS: tuple[str, ...] = (PASS, NOT_RUN, WAIVED, REFUSED, WRONG_COUNTS, SIDE_EFFECT, CALL_SITE, ERROR, TIMEOUT,
+                             DEVICE_FAULT, CRASH)
+FAILING: frozenset[str] = frozenset(VERDICTS[VERDICTS.index(REFUSED):])
+
+
+def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of `data` that are fields of the dataclass `cls` (newer writers may add fields)."""
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+@dataclass(frozen=True)
+class CaseParams:
+    """What a report shows of a case: its family, id, dtype, layout, shape, the family's detail and seed."""
+
+    family: str
+    case_id: str
+    dtype: str = ""
+    layout: str = ""
+    shape: tuple[int, ...] = ()
+    detail: str = ""  # NaN fraction, IEEE arrangement, sweep layout, ...: the family decides
+    seed: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "shape": list(self.shape)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CaseParams:
+        known = _known(cls, data)
+        known["shape"] = tuple(int(n) for n in known.get("shape") or ())
+        known.setdefault("family", str(data.get("kind", "")))
+        known.setdefault("case_id", "")
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class WrongRow:
+    """One row whose count differs; `label` names what the row holds (IEEE class and bits, a pattern range)."""
+
+    row: int
+    expected: int
+    got: int
+    label: str = ""
+
+    def describe(self) -> str:
+        return f"row {self.row}: expected {self.expected}, got {self.got}" + (f" [{self.label}]" if self.label else "")
+
+
+@dataclass(frozen=True)
+class Check:
+    """One comparison of a kernel's result with the reference, on one path."""
+
+    params: CaseParams
+    path: str
+    verdict: str
+    expected_total: int | None = None
+    got_total: int | None = None
+    problems: tuple[str, ...] = ()  # side effects and malformed results, worded for a reader
+    wrong_rows: tuple[WrongRow, ...] = ()
+    card: int | None = None
+    input_desc: str = ""  # shape, strides and offset of the input, so a failure can be rebuilt
+    refusal: str = ""  # the exception a refusing kernel raised ("AssertionError: ...")
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == PASS
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["params"] = self.params.to_dict()
+        d["problems"] = list(self.problems)
+        d["wrong_rows"] = [asdict(w) for w in self.wrong_rows]
+        d["ok"] = self.ok
+        return d
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Check:
+        known = _known(cls, data)
+        known["params"] = CaseParams.from_dict(data.get("params") or {})
+        known["problems"] = tuple(str(p) for p in data.get("problems") or ())
+        known["wrong_rows"] = tuple(WrongRow(**_known(WrongRow, w)) for w in data.get("wrong_rows") or ())
+        known.setdefault("path", "")
+        known.setdefault("verdict", PASS if data.get("ok") else WRONG_COUNTS)
+        return cls(**known)
+
+    @classmethod
+    def from_json(cls, text: str) -> Check:
+        return cls.from_dict(json.loads(text))
+
+
+def worst(verdicts: Iterable[str]) -> str:
+    """The most severe verdict among several (PASS when there are none)."""
+    return max(verdicts, key=VERDICTS.index, default=PASS)
+
+
+@dataclass(frozen=True)
+class TestRecord:
+    """Everything known about one test item once its reports are in: the one record every report reads."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    nodeid: str
+    outcome: str = "pending"  # pytest's word: passed, failed, error, skipped, xfailed, xpassed, pending
+    verdict: str = NOT_RUN
+    params: CaseParams | None = None
+    duration: float = 0.0
+    checks: tuple[Check, ...] = ()
+    message: str = ""
+    waiver: dict[str, str] | None = None
+    planted: dict[str, Any] | None = None
+    call_sites: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def id(self) -> str:
+        """The test name with its parameter id, as listings show it."""
+        return self.nodeid.rsplit("::", 1)[-1]
+
+    @property
+    def test_name(self) -> str:
+        return self.id.split("[", 1)[0]
+
+    @property
+    def family(self) -> str:
+        return self.params.family if self.params else ""
+
+    @property
+    def path(self) -> str:
+        paths = sorted({c.path for c in self.checks if c.path})
+        return "/".join(paths)
+
+    @property
+    def failed(self) -> bool:
+        return self.outcome in ("failed", "error")
+
+    @property
+    def expected_total(self) -> int | None:
+        return _total(c.expected_total for c in self.checks)
+
+    @property
+    def got_total(self) -> int | None:
+        return _total(c.got_total for c in self.checks)
+
+    @property
+    def wrong_rows(self) -> list[dict[str, Any]]:
+        """Wrong rows of every check; a check's problems come first as rowless entries."""
+        rows: list[dict[str, Any]] = []
+        for c in self.checks:
+            rows += [{"case_id": c.params.case_id, "row": None, "expected": None, "got": None, "label": p}
+                     for p in c.problems]
+            rows += [{"case_id": c.params.case_id, **asdict(w)} for w in c.wrong_rows]
+        return rows
+
+    @property
+    def cards(self) -> list[int]:
+        return sorted({c.card for c in self.checks if c.card is not None})
+
+    def with_(self, **changes: Any) -> TestRecord:
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "nodeid": self.nodeid,
+            "family": self.family,
+            "parameters": self.params.to_dict() if self.params else {},
+            "path": self.path,
+            "outcome": self.outcome,
+            "verdict": self.verdict,
+            "duration": round(self.duration, 6),
+            "expected_total": self.expected_total,
+            "got_total": self.got_total,
+            "wrong_rows": self.wrong_rows,
+            "cards": self.cards,
+            "message": self.message,
+            "waiver": self.waiver,
+            "planted": self.planted,
+            "call_sites": list(self.call_sites),
+            "checks": [c.to_dict() for c in self.checks],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TestRecord:
+        params = data.get("parameters") or None
+        return cls(
+            nodeid=str(data["nodeid"]),
+            outcome=str(data.get("outcome", "pending")),
+            verdict=str(data.get("verdict", NOT_RUN)),
+            params=CaseParams.from_dict(params) if params else None,
+            duration=float(data.get("duration") or 0.0),
+            checks=tuple(Check.from_dict(c) for c in data.get("checks") or ()),
+            message=str(data.get("message") or ""),
+            waiver=data.get("waiver"),
+            planted=data.get("planted"),
+            call_sites=tuple(data.get("call_sites") or ()),
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, text: str) -> TestRecord:
+        return cls.from_dict(json.loads(text))
+
+
+def _total(values: Iterable[int | None]) -> int | None:
+    values = list(values)
+    if not values or any(v is None for v in values):
+        return None
+    return sum(int(v) for v in values)  # type: ignore[arg-type]
+

@@ -1,0 +1,23 @@
+"""What the harness tells the reports about a run: kernel, environment, families and what could not run."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from cases.family import Family
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Written once by the harness at configure time, read by every report writer."""
+
+    kernel_module: str
+    backend: str
+    environment: dict[str, str]
+    families: tuple[Family, ...]
+    coverage_gaps: tuple[str, ...] = ()  # paths or families that cannot run for this kernel, and why
+    selftest: bool = False  # the run includes the planted-bug self-test
+
+
+RUN_INFO_KEY = pytest.StashKey[RunInfo]()
