@@ -236,7 +236,7 @@ def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Bac
             backend.synchronize()
         except Exception as exc:  # noqa: BLE001 - any raise on in-domain input is the kernel's failure
             text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-            verdict = DEVICE_FAULT if backend.is_fault(text) else REFUSED
+            verdict = DEVICE_FAULT if backends.any_fault(text) else REFUSED
             record(request, Check(params, path, verdict, int(expected.sum()), None, card=backend.current_card(),
                                   input_desc=describe_input(logits), refusal=text))
             raise

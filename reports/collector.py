@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +59,7 @@ class _Builder:
     planted: dict[str, Any] | None = None
     call_sites: list[dict[str, Any]] = field(default_factory=list)
     crashed: bool = False
+    timed_out: bool = False
 
     def absorb(self, when: str, outcome: str, duration: float, properties: list[tuple[str, object]],
                longrepr: str, wasxfail: bool) -> None:
@@ -103,7 +105,7 @@ class _Builder:
         if found == DEVICE_FAULT:
             return found
         lowered = self.message.lower()
-        if "timeout" in lowered and ("+++ timeout +++" in lowered or "failed: timeout" in lowered):
+        if self.timed_out or ("+++ timeout +++" in lowered or "failed: timeout" in lowered):
             return TIMEOUT
         if self.crashed:
             return CRASH
@@ -113,15 +115,18 @@ class _Builder:
         return [c for c in self.checks if not c.ok]
 
     def build(self) -> TestRecord:
-        return TestRecord(self.nodeid, self.outcome, self.verdict(), self.params, self.duration, tuple(self.checks),
+        params = self.params or (self.checks[0].params if self.checks else None)
+        return TestRecord(self.nodeid, self.outcome, self.verdict(), params, self.duration, tuple(self.checks),
                           self.message, self.waiver, self.planted, tuple(self.call_sites))
 
 
 class ResultCollector:
     """Records by node id, built from reports only, so serial and xdist runs give the same content."""
 
-    def __init__(self, waivers: dict[str, dict[str, str]] | None = None) -> None:
+    def __init__(self, waivers: dict[str, dict[str, str]] | None = None, timeout: float | None = None) -> None:
         self._items: dict[str, _Builder] = {}
+        self._started: dict[str, float] = {}
+        self._timeout = timeout
         self._waivers = waivers or {}
         self.collected = 0
         self.finished = False
@@ -132,8 +137,13 @@ class ResultCollector:
             self._items[nodeid] = _Builder(nodeid, waiver=self._waivers.get(nodeid))
         return self._items[nodeid]
 
+    def pytest_runtest_logstart(self, nodeid: str, location: object) -> None:
+        self._started[nodeid] = time.monotonic()
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when == "???" and self._timeout and nodeid_elapsed(self._started, report.nodeid) >= self._timeout:
+            self._item(report.nodeid).timed_out = True  # pytest-timeout killed the worker past the limit
         self._item(report.nodeid).absorb(
             when=report.when or "",
             outcome=report.outcome,
@@ -159,6 +169,10 @@ class ResultCollector:
     def results(self) -> list[TestRecord]:
         """All records, ordered by node id (independent of scheduling)."""
         return [self._items[k].build() for k in sorted(self._items)]
+
+
+def nodeid_elapsed(started: dict[str, float], nodeid: str) -> float:
+    return time.monotonic() - started[nodeid] if nodeid in started else 0.0
 
 
 def record_of_report(report: pytest.TestReport) -> TestRecord:

@@ -1,6 +1,7 @@
 """python -m reports.compare BASELINE.json CURRENT.json: what broke, what got fixed, what appeared or vanished.
 
-Exit status: 1 when any case regressed (passed before, failed or errored now), 2 when a file is unusable, else 0.
+Exit status: 1 when any case regressed (passed before; failed, errored, or - unless --allow-coverage-loss - skipped
+or missing now), 2 when a file is unusable or describes a run that did not finish or collected nothing, else 0.
 """
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reports.records import short_message
 from reports.results import ResultsError, load
+from reports.summary import short_message
 
 BAD = ("failed", "error")
 GOOD = ("passed",)
@@ -26,6 +27,7 @@ class Diff:
     changed: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
     new: list[dict[str, Any]] = field(default_factory=list)
     missing: list[dict[str, Any]] = field(default_factory=list)
+    coverage_lost: list[tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=list)
     unchanged: int = 0
 
 
@@ -40,12 +42,16 @@ def diff(baseline: dict[str, Any], current: dict[str, Any]) -> Diff:
             d.new.append(new)  # type: ignore[arg-type]
         elif new is None:
             d.missing.append(old)
+            if old["outcome"] in GOOD:
+                d.coverage_lost.append((old, None))
         elif old["outcome"] in GOOD and new["outcome"] in BAD:
             d.regressions.append((old, new))
         elif old["outcome"] in BAD + ("xfailed",) and new["outcome"] in GOOD:
             d.fixes.append((old, new))
         elif old["outcome"] != new["outcome"]:
             d.changed.append((old, new))
+            if old["outcome"] in GOOD and new["outcome"] in ("skipped", "pending"):
+                d.coverage_lost.append((old, new))
         else:
             d.unchanged += 1
     return d
@@ -85,10 +91,22 @@ def render(d: Diff, baseline_path: str, current_path: str, n_before: int, n_afte
     )
     section("NEW CASES", [f"{c['nodeid']}  ({c['outcome']})" for c in d.new])
     section("MISSING CASES", [f"{c['nodeid']}  (was {c['outcome']})" for c in d.missing])
+    section("COVERAGE LOST (passed -> skipped or missing)",
+            [f"{old['nodeid']}  passed -> {new['outcome'] if new else 'missing'}"
+             + (f": {short_message(str(new.get('message') or ''))}" if new and new.get("message") else "")
+             for old, new in d.coverage_lost])
     out.append(f"unchanged: {d.unchanged}")
-    verdict = f"FAIL: {len(d.regressions)} regression(s)" if d.regressions else "OK: no regressions"
-    out.append(verdict)
     return "\n".join(out)
+
+
+def check_finished(doc: dict[str, Any], path: Path) -> None:
+    """A run that did not finish, or collected nothing, cannot be judged: it would look like no regressions."""
+    if doc.get("schema") == "nan-harness-results/1":
+        return  # written before runs recorded how they ended
+    if not doc.get("finished"):
+        raise ResultsError(f"{path}: the run did not finish ({doc.get('ended', 'unknown')}); it cannot be compared")
+    if not doc.get("collected") or not doc.get("cases"):
+        raise ResultsError(f"{path}: the run collected no tests; it cannot be compared")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,15 +116,24 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("baseline", type=Path, help="results.json of the reference run (e.g. yesterday's nightly)")
     parser.add_argument("current", type=Path, help="results.json of the run to judge")
+    parser.add_argument("--allow-coverage-loss", action="store_true",
+                        help="do not count passed -> skipped or missing as a regression")
     args = parser.parse_args(argv)
     try:
         baseline, current = load(args.baseline), load(args.current)
+        check_finished(baseline, args.baseline)
+        check_finished(current, args.current)
     except ResultsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     d = diff(baseline, current)
     print(render(d, str(args.baseline), str(args.current), len(baseline["cases"]), len(current["cases"])))
-    return 1 if d.regressions else 0
+    lost = 0 if args.allow_coverage_loss else len(d.coverage_lost)
+    if d.regressions or lost:
+        print(f"FAIL: {len(d.regressions)} regression(s), {lost} case(s) of coverage lost")
+        return 1
+    print("OK: no regressions" + (f" ({len(d.coverage_lost)} case(s) of coverage lost, allowed)" if d.coverage_lost else ""))
+    return 0
 
 
 if __name__ == "__main__":

@@ -73,7 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(WaiverPlugin(waivers, waiver_path), "nan-waivers")
     if not is_controller(config):
         return
-    collector = ResultCollector({k: w.as_dict() for k, w in waivers.items()})
+    timeout = config.getoption("timeout", None) if config.pluginmanager.hasplugin("timeout") else None
+    collector = ResultCollector({k: w.as_dict() for k, w in waivers.items()}, float(timeout) if timeout else None)
     config.stash[COLLECTOR_KEY] = collector
     config.pluginmanager.register(collector, "nan-results")
     config.stash[STARTED_KEY] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

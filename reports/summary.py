@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from cases.family import ClassTable, Family, Grid, Totals
-from verdict.record import FAILING, NOT_RUN, TestRecord
+from cases.family import ClassTable, Context, Family, Grid, Totals
+from verdict.record import FAILING, NOT_RUN, CaseParams, TestRecord
 
 STYLE = """<style>
 .nan-summary{color:#111}
@@ -64,8 +64,8 @@ def _family_records(results: Iterable[TestRecord], family: str) -> list[TestReco
     return [r for r in results if r.params is not None and r.params.family == family]
 
 
-def _field(r: TestRecord, name: str) -> str:
-    p = r.params
+def _field(r: TestRecord | CaseParams, name: str) -> str:
+    p = r.params if isinstance(r, TestRecord) else r
     if p is None:
         return ""
     if name == "shape":
@@ -92,9 +92,11 @@ def _by_case(records: Iterable[TestRecord]) -> dict[str, dict[str, str]]:
 def grid_section(family: Family, grouping: Grid, records: Sequence[TestRecord]) -> str:
     """Rows keyed by two fields, columns by two more, in the order the cases first appear."""
     cases = _by_case(records)
-    first: dict[str, TestRecord] = {}
+    first: dict[str, CaseParams] = {}
+    for case in family.cases(Context()):  # every case of the family, so what did not run shows as "–"
+        first[str(case)] = family.params(case)
     for r in records:
-        first.setdefault(r.params.case_id, r)  # type: ignore[union-attr]
+        first.setdefault(r.params.case_id, r.params)  # type: ignore[union-attr,arg-type]
     row_keys: list[tuple[str, str]] = []
     col_keys: list[tuple[str, str]] = []
     where: dict[tuple[tuple[str, str], tuple[str, str]], str] = {}
@@ -118,7 +120,7 @@ def grid_section(family: Family, grouping: Grid, records: Sequence[TestRecord]) 
         body.append(f"<tr><th>{escape(rk[0])}</th><th>{escape(rk[1])}</th>{cells}</tr>")
     counts = _state_counts(cell_state(list(v.values())) for v in cases.values())
     return (
-        f'<h3>{escape(family.name)}: {escape(family.description)} ({len(cases)} cases{counts})</h3>'
+        f'<h3>{escape(family.name)}: {escape(family.description)} ({len(cases)} of {len(first)} cases run{counts})</h3>'
         f'<table id="nan-grid-{escape(family.name, quote=True)}" class="nan-grid"><thead>'
         f'<tr><th rowspan="2">{escape(grouping.rows[0])}</th><th rowspan="2">{escape(grouping.rows[1])}</th>'
         f"{head1}</tr><tr>{head2}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -144,7 +146,8 @@ def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRe
             continue
         wrong = {m["cls"] for w in r.wrong_rows if (m := _CLASS_LABEL.match(str(w.get("label", ""))))}
         checked = bool(r.checks) and all(c.got_total is not None and not c.problems for c in r.checks)
-        for cls in grouping.classes:
+        covered = [p.detail] if p.detail in grouping.classes else grouping.classes  # a one-class case covers it
+        for cls in covered:
             if r.outcome in ("failed", "error") and checked:
                 outcome = "failed" if cls in wrong else "passed"
             else:

@@ -4,7 +4,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.compare import assert_comparison, compare_counts
+from harness.compare import assert_check as assert_comparison
+from harness.compare import compare_counts, message
+from verdict.record import CaseParams
+
+PARAMS = CaseParams("matrix", "fp16-x-3x8-nan0.5", "fp16", "prefix", (3, 8), "0.5", 42)
 
 pytestmark = pytest.mark.nan_harness
 
@@ -12,7 +16,7 @@ EXPECTED = torch.tensor([0, 37, 5], dtype=torch.int32)
 
 
 def _cmp(got: object):  # type: ignore[no-untyped-def]
-    return compare_counts(got, EXPECTED, device="cpu", case_id="fp16-x-3x8-nan0.5", seed=42)
+    return compare_counts(got, EXPECTED, params=PARAMS, path="wrapper", device_type="cpu")
 
 
 def test_equal_passes() -> None:
@@ -40,13 +44,19 @@ def test_malformed_results_fail(got: object, problem: str) -> None:
 
 
 def test_device_mismatch_fails() -> None:
-    result = compare_counts(EXPECTED.clone(), EXPECTED, device="cuda", case_id="c")
-    assert not result.ok and "device" in result.message()
+    result = compare_counts(EXPECTED.clone(), EXPECTED, params=PARAMS, path="wrapper", device_type="cuda")
+    assert not result.ok and "device" in message(result) and result.verdict == "side_effect"
+
+
+def test_meta_output_is_reported_not_raised() -> None:
+    result = _cmp(torch.empty(3, dtype=torch.int32, device="meta"))
+    assert not result.ok and "meta" in message(result)
 
 
 def test_wrong_rows_are_listed_with_case_and_seed() -> None:
     result = _cmp(torch.tensor([0, 1, 6], dtype=torch.int32))
-    msg = result.message()
+    msg = message(result)
+    assert result.verdict == "wrong_counts"
     assert [w.row for w in result.wrong_rows] == [1, 2]
     assert "row 1: expected 37, got 1" in msg and "row 2: expected 5, got 6" in msg
     assert "fp16-x-3x8-nan0.5" in msg and "seed 42" in msg

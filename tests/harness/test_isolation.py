@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.isolation import is_fatal_device_error
-from tests.selftest.runner import SubRun, run_suite
+from tests.support.subrun import SubRun, run_suite
 
 pytestmark = pytest.mark.nan_harness
 
@@ -16,8 +16,8 @@ FAULTING = "fp32-prefix-2x5000-nan0.5"
 
 
 def run(kernel: str, device: str, tmp_path: Path, workers: int, *extra: str) -> SubRun:
-    return run_suite(f"tests.harness.fixtures.{kernel}", SELECT, tmp_path, workers=workers, json_option=True,
-                     device=device, extra=extra)
+    return run_suite(f"tests.harness.fixtures.{kernel}", SELECT, tmp_path, workers=workers, device=device,
+                     extra=extra)
 
 
 @pytest.mark.parametrize("kernel", ["faulting_kernel", "segfault_kernel"])
@@ -26,7 +26,12 @@ def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, device: str, tm
     assert result.completed and result.returncode == 1, result.describe()
     assert result.failed and all(FAULTING in n for n in result.failed), result.describe()
     assert sum("4x8192" in n for n in result.passed) == 4, result.describe()  # ran after the crash
-    assert result.json is not None and result.json.is_file()
+    assert result.json_path.is_file()
+    faulted = result.record(result.failed[0])
+    expected = "device_fault" if kernel == "faulting_kernel" else "crash"
+    assert faulted.verdict == expected, result.describe()
+    if kernel == "faulting_kernel":
+        assert "illegal memory access" in faulted.message, faulted.message
 
 
 def test_hanging_kernel_is_a_failed_case(device: str, tmp_path: Path) -> None:
@@ -36,13 +41,15 @@ def test_hanging_kernel_is_a_failed_case(device: str, tmp_path: Path) -> None:
     assert result.completed and result.returncode == 1, result.describe()
     assert result.failed and all(FAULTING in n for n in result.failed), result.describe()
     assert sum("4x8192" in n for n in result.passed) == 4, result.describe()
+    assert result.record(result.failed[0]).verdict == "timeout", result.describe()
 
 
 def test_serial_run_stops_cleanly_after_a_device_fault(device: str, tmp_path: Path) -> None:
     result = run("faulting_kernel", device, tmp_path, workers=0)
-    assert result.completed and result.returncode == 1, result.describe()
+    assert result.returncode == 1 and result.json_path.is_file(), result.describe()
     assert "device context is lost" in result.output, result.describe()
     assert list(result.outcomes.values()) == ["failed"], result.describe()  # stopped at the fault
+    assert result.doc["finished"] is False and "stopped early" in result.doc["ended"], result.doc["ended"]
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.target import ANCHOR_SIGNATURE, load
-from tests.reports.runs import MATRIX, run_pytest
+from harness.target import ANCHOR_SIGNATURE, KernelLoadError, load
+from tests.support.subrun import run_pytest
+
+MATRIX = "tests/precision/test_families.py"
 
 pytestmark = pytest.mark.nan_harness
 
@@ -29,13 +31,16 @@ def test_foreign_signature_skips_direct_launches() -> None:
 
 
 def test_module_without_wrapper_is_refused() -> None:
-    with pytest.raises(AttributeError, match="get_num_nans"):
+    with pytest.raises(KernelLoadError, match="get_num_nans"):
         load("tests.harness.fixtures.no_wrapper")
 
 
 @pytest.mark.parametrize(
     "kernel, expect",
-    [("no.such.module", "No module named"), ("tests.harness.fixtures.no_wrapper", "get_num_nans")],
+    [("no.such.module", "No module named"), ("tests.harness.fixtures.no_wrapper", "get_num_nans"),
+     ("tests.harness.fixtures.import_raises", "RuntimeError"), ("tests.harness.fixtures.import_exits", "SystemExit"),
+     ("tests.harness.fixtures.import_syntax", "SyntaxError"), ("", "not a dotted module name"),
+     (".kernel", "not a dotted module name")],
 )
 def test_bad_kernel_option_is_a_usage_error(kernel: str, expect: str, device: str, tmp_path: Path) -> None:
     run = run_pytest(tmp_path, [MATRIX, "--kernel", kernel, "--co"], device=device)
@@ -47,3 +52,16 @@ def test_skipped_direct_cases_say_why(device: str, tmp_path: Path) -> None:
     run = run_pytest(tmp_path, args, device=device)
     assert run.returncode == 0, run.output
     assert "4 passed, 4 skipped" in run.output and "exposes no _num_nans_kernel" in run.output
+    assert run.doc["coverage_gaps"] and "direct: not run" in run.doc["coverage_gaps"][0]
+    assert "direct: not run" in run.html.read_text(encoding="utf-8")
+
+
+def test_kernel_path_option(tmp_path: Path, device: str) -> None:
+    """--kernel-path DIR imports a candidate from a folder that is not on sys.path (what tox users pass)."""
+    folder = tmp_path / "candidate"
+    folder.mkdir()
+    (folder / "my_fix_nan.py").write_text("from kernel import get_num_nans, _num_nans_kernel\n", encoding="utf-8")
+    run = run_pytest(tmp_path / "run", [MATRIX, "--kernel", "my_fix_nan", "--kernel-path", str(folder),
+                                         "-k", "fp32-prefix-1x128"], device=device)
+    assert run.returncode == 0, run.output
+    assert run.doc["kernel"] == "my_fix_nan"

@@ -4,22 +4,20 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support import subrun
+from tests.support.subrun import ROOT, SubRun
+
 PLANTED_KERNEL = "tests.reports.planted_kernel"
 PLANTED_CASES = "tests/reports/planted_cases.py"
-MATRIX = "tests/precision/test_matrix.py"
-SPECIALS = "tests/precision/test_special_values.py"
+MATRIX = "tests/precision/test_families.py"
 # 20 matrix cases (fp32 x 2 layouts x 5 shapes x 2 paths), the 6 specials, and the planted cases
-SELECTION = [MATRIX, SPECIALS, PLANTED_CASES, "-k", "(nan0.5 and fp32) or special or planted"]
-MATRIX_WAIVED = f"{MATRIX}::test_matrix[fp32-prefix-2x5000-nan0.5-wrapper]"  # fails under the planted kernel
-MATRIX_STALE = f"{MATRIX}::test_matrix[fp32-prefix-1x128-nan0.5-wrapper]"  # passes under it: a stale waiver
+SELECTION = [MATRIX, PLANTED_CASES, "-k", "(nan0.5 and fp32 and (prefix or scatter)) or special or planted"]
+MATRIX_WAIVED = f"{MATRIX}::test_case[fp32-prefix-2x5000-nan0.5-wrapper]"  # fails under the planted kernel
+MATRIX_STALE = f"{MATRIX}::test_case[fp32-prefix-1x128-nan0.5-wrapper]"  # passes under it: a stale waiver
 WAIVERS = f"""
 [[waiver]]
 id = "{MATRIX_WAIVED}"
@@ -33,49 +31,9 @@ link = "https://example.invalid/issues/2"
 """
 
 
-@dataclass(frozen=True)
-class SubRun:
-    """What one sub-run left behind."""
-
-    folder: Path
-    returncode: int
-    output: str
-
-    @property
-    def html(self) -> Path:
-        return self.folder / "precision.html"
-
-    @property
-    def json_path(self) -> Path:
-        return self.folder / "results.json"
-
-    @property
-    def junit(self) -> Path:
-        return self.folder / "junit.xml"
-
-    def results(self) -> dict:
-        return json.loads(self.json_path.read_text(encoding="utf-8"))
-
-    def case(self, nodeid: str) -> dict:
-        return next(c for c in self.results()["cases"] if c["nodeid"] == nodeid)
-
-
 def run_pytest(folder: Path, args: list[str], env: dict[str, str] | None = None, device: str = "cpu") -> SubRun:
-    """pytest in a subprocess from the repo root, every output file redirected into folder."""
-    folder.mkdir(parents=True, exist_ok=True)
-    cmd = [
-        sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", device, "-q",
-        f"--basetemp={folder / 'tmp'}",
-        f"--html={folder / 'precision.html'}",
-        f"--junitxml={folder / 'junit.xml'}",
-        f"--nan-json={folder / 'results.json'}",
-        *args,
-    ]
-    done = subprocess.run(
-        cmd, cwd=ROOT, capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})}, check=False
-    )
-    (folder / "output.txt").write_text(done.stdout + done.stderr, encoding="utf-8")
-    return SubRun(folder, done.returncode, done.stdout + done.stderr)
+    """pytest in a sub-process with its reports in folder (the one sub-run helper)."""
+    return subrun.run_pytest(folder, args, env=env, device=device)
 
 
 def shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -90,13 +48,14 @@ def cached_run(tmp_path_factory: pytest.TempPathFactory, name: str, args: list[s
     root = shared_dir(tmp_path_factory)
     root.mkdir(parents=True, exist_ok=True)
     folder = root / name
-    done = folder / "returncode"
+    done = folder / "argv.json"
     with open(root / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not done.exists():
             run = run_pytest(folder, args, env)
-            done.write_text(str(run.returncode))
-    return SubRun(folder, int(done.read_text()), (folder / "output.txt").read_text(encoding="utf-8"))
+            done.write_text(json.dumps(run.argv))
+            return run
+    return subrun.load_run(folder, json.loads(done.read_text()))
 
 
 def waiver_file(folder: Path, text: str = WAIVERS) -> Path:

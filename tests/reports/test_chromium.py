@@ -20,7 +20,7 @@ FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync",
 ]
-FAILING = "tests/precision/test_matrix.py::test_matrix[fp32-scatter-4x8192-nan0.5-wrapper]"
+FAILING = "tests/precision/test_families.py::test_case[fp32-scatter-4x8192-nan0.5-wrapper]"
 
 
 def chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -45,7 +45,7 @@ def _row(dom: str, nodeid: str) -> str:
 
 def test_reviewer_sees_title_summary_and_failing_rows(dom: str) -> None:
     assert f'<h1 id="title">NaN-count precision: {runs.PLANTED_KERNEL}</h1>' in dom
-    assert 'id="nan-matrix-grid"' in dom
+    assert 'id="nan-grid-matrix"' in dom
     for case, state in (("fp32-scatter-8x10000-nan0.5", "fail"), ("fp32-prefix-4x8192-nan0.5", "mixed"),
                         ("fp32-prefix-2x5000-nan0.5", "waived"), ("fp32-scatter-1x128-nan0.5", "pass"),
                         ("bf16-prefix-1x128-nan0.0", "absent")):
@@ -54,7 +54,8 @@ def test_reviewer_sees_title_summary_and_failing_rows(dom: str) -> None:
     assert "65,536 patterns, 2,046 NaNs expected, 2,047 NaNs counted" in dom  # the sweep line
     row = _row(dom, FAILING)  # rendered by the report's script from its JSON blob
     cells = ('<td class="col-dtype">fp32</td><td class="col-layout">scatter</td><td class="col-shape">4x8192</td>'
-             '<td class="col-nan">0.5</td><td class="col-path">wrapper</td><td class="col-expected">16384</td>'
+             '<td class="col-nan">0.5</td><td class="col-path">wrapper</td><td class="col-verdict">wrong counts</td>'
+             '<td class="col-expected">16384</td>'
              '<td class="col-got">16385</td><td class="col-wrong">1</td>')
     assert cells in row
     assert "<tr><td>1</td><td>4096</td><td>4097</td><td></td></tr>" in row  # its wrong row, expanded

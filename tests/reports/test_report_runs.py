@@ -8,13 +8,13 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from reports.results import RECORD_KEYS, SCHEMA
+from reports.results import SCHEMA
 from tests.reports import runs
 from tests.reports.planted_kernel import PLANTED_MARKUP
 
 pytestmark = [pytest.mark.nan_reports, pytest.mark.usefixtures("cpu_subruns")]
 
-M = runs.MATRIX + "::test_matrix"
+M = runs.MATRIX + "::test_case"
 CRASH = runs.PLANTED_CASES + "::test_planted_worker_crash"
 
 
@@ -29,12 +29,16 @@ def test_results_json_schema(planted: runs.SubRun) -> None:
     assert doc["environment"]["Kernel module"] == runs.PLANTED_KERNEL
     assert doc["environment"]["Seed"] == "42" and doc["environment"]["Backend"] == "cpu"
     assert {"Torch", "Triton", "Device", "NaN predicate", "Kernel file"} <= doc["environment"].keys()
-    assert len(doc["cases"]) == 35 and sum(doc["counts"].values()) == 35
-    assert all(tuple(c) == RECORD_KEYS for c in doc["cases"])
+    assert len(doc["cases"]) == 35 and sum(doc["counts"].values()) == 35 == doc["collected"]
+    assert doc["finished"] is True and doc["ended"] == "tests failed"
+    keys = {"id", "nodeid", "family", "parameters", "path", "outcome", "verdict", "duration", "expected_total",
+            "got_total", "wrong_rows", "cards", "message", "waiver", "checks"}
+    assert all(keys <= c.keys() for c in doc["cases"])
     case = planted.case(f"{M}[fp32-scatter-4x8192-nan0.5-wrapper]")
-    assert case["id"] == "test_matrix[fp32-scatter-4x8192-nan0.5-wrapper]"
-    assert case["parameters"] == {"kind": "matrix", "case_id": "fp32-scatter-4x8192-nan0.5", "dtype": "fp32",
-                                  "layout": "scatter", "shape": [4, 8192], "nan": "0.5", "seed": 42}
+    assert case["id"] == "test_case[fp32-scatter-4x8192-nan0.5-wrapper]"
+    assert case["parameters"] == {"family": "matrix", "case_id": "fp32-scatter-4x8192-nan0.5", "dtype": "fp32",
+                                  "layout": "scatter", "shape": [4, 8192], "detail": "0.5", "seed": 42}
+    assert case["verdict"] == "wrong_counts"
     assert (case["path"], case["outcome"], case["expected_total"], case["got_total"]) == ("wrapper", "failed", 16384, 16385)
     assert case["wrong_rows"] == [{"case_id": "fp32-scatter-4x8192-nan0.5", "row": 1, "expected": 4096, "got": 4097,
                                    "label": ""}]
@@ -47,11 +51,12 @@ def test_results_json_schema(planted: runs.SubRun) -> None:
 def test_cases_without_check_records(planted: runs.SubRun) -> None:
     crash = planted.case(CRASH)
     assert crash["outcome"] == "failed" and "crashed while running" in crash["message"]
+    assert crash["verdict"] == "crash"
     raised = planted.case(runs.PLANTED_CASES + "::test_planted_raises")
     assert raised["outcome"] == "failed" and raised["message"].startswith("RuntimeError: kernel said <b class=")
     assert raised["checks"] == [] and raised["expected_total"] is None
     two = planted.case(runs.PLANTED_CASES + "::test_planted_two_checks")
-    assert [c["case_id"] for c in two["checks"]] == ["fp32-two-a", "fp32-two-b"]
+    assert [c["params"]["case_id"] for c in two["checks"]] == ["fp32-two-a", "fp32-two-b"]
     assert [c["ok"] for c in two["checks"]] == [True, False]
     assert (two["expected_total"], two["got_total"]) == (48, 49)
 
@@ -59,7 +64,7 @@ def test_cases_without_check_records(planted: runs.SubRun) -> None:
 def test_junit_xml(planted: runs.SubRun) -> None:
     suite = ET.parse(planted.junit).getroot()
     cases = {f"{c.get('classname')}::{c.get('name')}": c for c in suite.iter("testcase")}
-    failing = next(c for k, c in cases.items() if k.endswith("test_matrix[fp32-scatter-4x8192-nan0.5-wrapper]"))
+    failing = next(c for k, c in cases.items() if k.endswith("test_case[fp32-scatter-4x8192-nan0.5-wrapper]"))
     assert failing.find("failure") is not None
     props = [p.get("value") for p in failing.iter("property") if p.get("name") == "nan_case"]
     assert props and '"got_total": 16385' in props[0]
@@ -70,12 +75,12 @@ def test_waivers_become_strict_xfails(planted: runs.SubRun) -> None:
     assert waived["outcome"] == "xfailed" and waived["waiver"]["link"] == "https://example.invalid/issues/1"
     stale = planted.case(runs.MATRIX_STALE)
     assert stale["outcome"] == "failed" and "[XPASS(strict)] waived: planted: stale" in stale["message"]
-    assert "XFAIL tests/precision/test_matrix.py::test_matrix[fp32-prefix-2x5000-nan0.5-wrapper]" in planted.output
+    assert "XFAIL tests/precision/test_families.py::test_case[fp32-prefix-2x5000-nan0.5-wrapper]" in planted.output
 
 
 @pytest.mark.parametrize("xdist", [False, True])
 def test_unknown_waiver_id_is_an_error(tmp_path: pytest.TempPathFactory, xdist: bool) -> None:
-    typo = runs.MATRIX + "::test_matrix[fp32-prefix-1x128-nan0.7-wrapper]"
+    typo = runs.MATRIX + "::test_case[fp32-prefix-1x128-nan0.7-wrapper]"
     waivers = runs.waiver_file(tmp_path, f'[[waiver]]\nid = "{typo}"\nreason = "r"\nlink = "l"\n')
     args = [runs.MATRIX, "-k", "fp32-prefix-1x128-nan0.0", f"--nan-waivers={waivers}"]
     run = runs.run_pytest(tmp_path / "run", [*args, "-n", "1"] if xdist else [*args, "-p", "no:xdist"])
@@ -92,8 +97,11 @@ def _summary(html: str) -> str:
     flat = re.sub(r'</ul><details id="nan-more-failures"><summary>\d+ more failed test\(s\)</summary><ul>', "",
                   block.group(0)).replace("</ul></details>", "</ul>")
     flat = re.sub(r"(, )?test_planted_worker_crash 1(, )?", lambda m: ", " if m[1] and m[2] else "", flat)
-    without_crash = re.sub(r"<li><b>failed</b> <code>test_planted_worker_crash</code>.*?</li>", "", flat)
-    return re.sub(r"(\d+) failed test\(s\)", lambda m: f"{int(m[1]) - ('crashed while' in block.group(0))} failed",
+    without_crash = re.sub(r"<li><b>crash</b> <code>test_planted_worker_crash</code>.*?</li>", "", flat)
+    without_crash = re.sub(r'<p id="nan-tally">.*?</p>', "", without_crash)
+    without_crash = re.sub(r'<h3>Diagnosis</h3><ol id="nan-diagnosis">.*?</ol>', "", without_crash)
+    without_crash = re.sub(r'<ul id="nan-gaps">.*?</ul>', "", without_crash)
+    return re.sub(r"Failed tests \((\d+)\)", lambda m: f"{int(m[1]) - ('crashed while' in block.group(0))} failed",
                   without_crash)
 
 
@@ -106,7 +114,7 @@ def test_xdist_gives_the_serial_content(planted: runs.SubRun, tmp_path_factory: 
     assert xdist_cases == serial_cases
     xdist_summary = _summary(planted.html.read_text(encoding="utf-8"))
     assert xdist_summary == _summary(serial.html.read_text(encoding="utf-8"))
-    assert "nan-matrix-grid" in xdist_summary and 'data-state="fail"' in xdist_summary
+    assert "nan-grid-matrix" in xdist_summary and 'data-state="fail"' in xdist_summary
 
 
 def test_raw_html_never_carries_planted_markup(planted: runs.SubRun) -> None:
@@ -132,7 +140,8 @@ def test_compare_names_what_the_planted_kernel_broke(planted: runs.SubRun,
     assert f"  {M}[fp32-scatter-8x10000-nan0.5-direct]  passed -> failed: row 0: expected 5000, got 4095" in done.stdout
     assert f"  {runs.MATRIX_WAIVED}  passed -> xfailed" in done.stdout
     assert f"  {CRASH}  skipped -> failed" in done.stdout  # the crash is skipped in the clean run
-    assert "REGRESSIONS (passed -> failed): 20" in done.stdout and done.stdout.rstrip().endswith("FAIL: 20 regression(s)")
+    assert "REGRESSIONS (passed -> failed): 20" in done.stdout
+    assert done.stdout.rstrip().endswith("FAIL: 20 regression(s), 0 case(s) of coverage lost")
     back = _compare(planted.json_path, clean.json_path)
     assert back.returncode == 0 and "FIXES (failed -> passed): 21" in back.stdout
     assert _compare(clean.json_path, clean.json_path).returncode == 0

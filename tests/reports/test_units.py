@@ -6,60 +6,69 @@ from pathlib import Path
 
 import pytest
 
+from cases import registry
 from reports import compare, summary
-from reports.records import CaseResult, Check, params_from_id
+from reports.collector import _Builder
+from reports.diagnosis import diagnose
 from reports.results import SCHEMA
 from reports.waivers import WaiverError, load_waivers, unknown_ids
+from verdict.record import CaseParams, Check, TestRecord, WrongRow
 
 pytestmark = pytest.mark.nan_reports
 
-MATRIX_NODE = "tests/precision/test_matrix.py::test_matrix[bf16-scatter-8x10000-nan0.5-wrapper]"
+MATRIX_NODE = "tests/precision/test_families.py::test_case[bf16-scatter-8x10000-nan0.5-wrapper]"
+PARAMS = CaseParams("matrix", "bf16-scatter-8x10000-nan0.5", "bf16", "scatter", (8, 10000), "0.5", 42)
+FAMILIES = registry.load()
 
 
-def _check(case_id: str = "bf16-scatter-8x10000-nan0.5", ok: bool = False, label: str = "", **kw: object) -> str:
-    record = {
-        "case_id": case_id, "kind": "matrix", "dtype": "bf16", "layout": "scatter", "shape": [8, 10000],
-        "nan": "0.5", "path": "wrapper", "seed": 42, "expected_total": 40000, "got_total": 40001,
-        "problems": [], "wrong_rows": [] if ok else [{"row": 1, "expected": 5000, "got": 5001, "label": label}],
-        "ok": ok, **kw,
-    }
-    return json.dumps(record)
+def _check(params: CaseParams = PARAMS, ok: bool = False, label: str = "", path: str = "wrapper") -> Check:
+    wrong = () if ok else (WrongRow(1, 5000, 5001, label),)
+    return Check(params, path, "pass" if ok else "wrong_counts", 40000, 40000 if ok else 40001, (), wrong)
 
 
-def test_params_from_matrix_id() -> None:
-    assert params_from_id(MATRIX_NODE) == {
-        "path": "wrapper", "kind": "matrix", "case_id": "bf16-scatter-8x10000-nan0.5", "dtype": "bf16",
-        "layout": "scatter", "shape": [8, 10000], "nan": "0.5",
-    }
+def test_record_round_trips_through_json() -> None:
+    record = TestRecord(MATRIX_NODE, "failed", "wrong_counts", PARAMS, 0.5, (_check(),), "msg", None, None)
+    assert TestRecord.from_json(record.to_json()) == record
+    assert Check.from_json(_check().to_json()) == _check()
 
 
-def test_outcomes_from_reports() -> None:
-    crashed = CaseResult(MATRIX_NODE)
-    crashed.absorb("setup", "passed", 0.1, (), "", False)
-    crashed.absorb("???", "failed", 0.0, (), "worker 'gw0' crashed while running ...", False)
-    assert (crashed.outcome, crashed.message) == ("failed", "worker 'gw0' crashed while running ...")
-    teardown_error = CaseResult(MATRIX_NODE)
-    for when, outcome in (("setup", "passed"), ("call", "passed"), ("teardown", "failed")):
-        teardown_error.absorb(when, outcome, 0.0, (), "", False)
-    assert teardown_error.outcome == "error"
-    waived = CaseResult(MATRIX_NODE)
-    waived.absorb("call", "skipped", 0.0, (), "", True)
-    assert waived.outcome == "xfailed"
+def _absorb(builder: _Builder, *reports: tuple[str, str, list[tuple[str, object]], str, bool]) -> TestRecord:
+    for when, outcome, props, text, xfail in reports:
+        builder.absorb(when, outcome, 0.1, props, text, xfail)
+    return builder.build()
+
+
+def test_outcomes_and_verdicts_from_reports() -> None:
+    params = [("nan_params", json.dumps(PARAMS.to_dict()))]
+    crashed = _absorb(_Builder(MATRIX_NODE), ("setup", "passed", params, "", False),
+                      ("???", "failed", [], "worker 'gw0' crashed while running ...", False))
+    assert (crashed.outcome, crashed.verdict) == ("failed", "crash")
+    assert crashed.params == PARAMS  # from the item's parametrization, not from parsing its id
+    fault = [("nan_case", Check(PARAMS, "wrapper", "device_fault", refusal="RuntimeError: CUDA error").to_json())]
+    faulted = _absorb(_Builder(MATRIX_NODE), ("call", "failed", fault, "RuntimeError: CUDA error: illegal", False),
+                      ("???", "failed", [], "worker 'gw0' crashed", False))
+    assert faulted.verdict == "device_fault" and faulted.message.startswith("RuntimeError: CUDA error")
+    teardown = _absorb(_Builder(MATRIX_NODE), ("setup", "passed", [], "", False), ("call", "passed", [], "", False),
+                       ("teardown", "failed", [], "boom", False))
+    assert (teardown.outcome, teardown.verdict) == ("error", "error")
+    waived = _absorb(_Builder(MATRIX_NODE), ("call", "skipped", [], "", True))
+    assert (waived.outcome, waived.verdict) == ("xfailed", "waived")
+    skipped = _absorb(_Builder(MATRIX_NODE), ("setup", "skipped", [], "no kernel", False))
+    assert skipped.verdict == "not_run"
 
 
 def test_every_check_is_kept() -> None:
-    result = CaseResult(MATRIX_NODE)
-    props = [("nan_case", _check("a", ok=True)), ("other", "x"), ("nan_case", _check("b"))]
-    result.absorb("call", "failed", 0.5, props, "E   AssertionError: case b", False)
-    assert [c.case_id for c in result.checks] == ["a", "b"]
-    assert result.expected_total == 80000 and result.got_total == 80002
-    assert result.wrong_rows == [{"case_id": "b", "row": 1, "expected": 5000, "got": 5001, "label": ""}]
+    b = _Builder(MATRIX_NODE)
+    props = [("nan_case", _check(ok=True).to_json()), ("other", "x"), ("nan_case", _check().to_json())]
+    record = _absorb(b, ("call", "failed", props, "E   AssertionError", False))
+    assert len(record.checks) == 2 and record.expected_total == 80000 and record.got_total == 80001
+    assert record.verdict == "wrong_counts"
 
 
 @pytest.mark.parametrize(
     ("outcomes", "state"),
     [([], "absent"), (["passed", "passed"], "pass"), (["failed", "failed"], "fail"), (["passed", "failed"], "mixed"),
-     (["skipped", "skipped"], "skip"), (["xfailed", "passed"], "waived"), (["passed", "skipped"], "pass"),
+     (["skipped", "skipped"], "skip"), (["xfailed", "passed"], "waived"), (["passed", "skipped"], "skip"),
      (["error"], "fail")],
 )
 def test_cell_state(outcomes: list[str], state: str) -> None:
@@ -68,31 +77,53 @@ def test_cell_state(outcomes: list[str], state: str) -> None:
 
 def test_summary_escapes_everything() -> None:
     markup = '<img src=x onerror="alert(1)">'
-    result = CaseResult(f"tests/x.py::test_y[{markup}]", outcome="failed", message=f"E   RuntimeError: {markup}")
-    ieee = CaseResult("tests/x.py::test_ieee", outcome="failed",
-                      checks=[Check.from_json(_check(markup, kind="ieee", nan=markup, label=markup))])
-    sweep = CaseResult("tests/x.py::test_sweep", outcome="failed",
-                       checks=[Check.from_json(_check(markup, kind="sweep", dtype=markup, nan=markup, path=markup))])
-    html = summary.render([result, ieee, sweep])
+    bad = CaseParams("ieee", markup, markup, "rows", (2, 8), markup, 1)
+    records = [TestRecord(f"tests/x.py::test_y[{markup}]", "failed", "error", message=f"RuntimeError: {markup}"),
+               TestRecord("tests/x.py::test_case[a]", "failed", "wrong_counts", bad, checks=(_check(bad, label=markup),))]
+    html = summary.render(records, FAMILIES, kernel=markup, backend=markup)
     assert "<img" not in html and "&lt;img src=x" in html
 
 
 def test_matrix_grid_cells() -> None:
-    results = [
-        CaseResult(MATRIX_NODE, outcome="failed"),
-        CaseResult(MATRIX_NODE.replace("wrapper]", "direct]"), outcome="passed"),
-    ]
-    html = summary.matrix_grid(results)
+    records = [TestRecord(MATRIX_NODE, "failed", "wrong_counts", PARAMS, checks=(_check(),)),
+               TestRecord(MATRIX_NODE.replace("wrapper]", "direct]"), "passed", "pass", PARAMS,
+                          checks=(_check(ok=True, path="direct"),))]
+    html = summary.family_sections(records, FAMILIES)
     assert 'data-case="bf16-scatter-8x10000-nan0.5" data-state="mixed"' in html
-    assert 'data-case="fp32-prefix-1x128-nan0.0" data-state="absent"' in html
-    assert html.count('class="nan-cell') == 120
 
 
-def test_ieee_table_names_the_miscounted_class() -> None:
-    row = Check.from_json(_check("fp16-ieee-rows", kind="ieee", dtype="fp16", nan="rows", label="+inf fp16 0x7C00"))
-    html = summary.ieee_table([CaseResult("t.py::test_ieee[fp16-rows]", outcome="failed", checks=[row])])
+def _ieee(label: str, outcome: str = "failed", layout: str = "rows") -> TestRecord:
+    params = CaseParams("ieee", f"fp16-ieee-{layout}", "fp16", layout, (22, 1000), layout, 42)
+    return TestRecord(f"t.py::test_case[fp16-ieee-{layout}-wrapper]", outcome, "wrong_counts", params,
+                      checks=(_check(params, label=label),))
+
+
+def test_ieee_table_names_only_the_miscounted_class() -> None:
+    html = summary.family_sections([_ieee("+inf fp16 0x7C00"), _ieee("mixed fp16: all", layout="mixed")], FAMILIES)
     assert 'data-case="inf fp16" data-state="fail"' in html
-    assert 'data-case="quiet_nan fp16" data-state="pass"' in html
+    assert 'data-case="quiet_nan fp16" data-state="pass"' in html  # mixed rows credit no class
+    assert 'data-case="mixed fp16" data-state="fail"' in html
+
+
+def test_a_family_only_in_its_own_module_is_shown() -> None:
+    """A family module named on the command line gets its summary section with no edit to the reports."""
+    families = registry.load(["tests.harness.fixtures.toy_family"])
+    toy = next(f for f in families if f.name == "toy")
+    params = toy.params(toy.cases(registry.Context())[0])  # type: ignore[attr-defined]
+    html = summary.family_sections([TestRecord("t.py::test_case[x]", "passed", "pass", params)], families)
+    assert 'id="nan-family-toy"' in html and "1 cases: 1 pass" in html
+
+
+def test_diagnosis_names_int1_flags_and_offsets() -> None:
+    p = CaseParams("matrix", "fp32-prefix-1x128-nan0.1", "fp32", "prefix", (1, 128), "0.1", 42)
+    int1 = [TestRecord(f"t::test_case[{i}]", "failed", "wrong_counts", p,
+                       checks=(Check(p, "wrapper", "wrong_counts", 12, 1, (), (WrongRow(0, 12, 1),)),)) for i in range(3)]
+    assert diagnose(int1)[0].category == "accumulation" and "int1" in diagnose(int1)[0].name
+    big = CaseParams("bigoffset", "fp32-bigoffset-3x4099-stride1", "fp32", "bigoffset", (3, 4099), "offset", 42)
+    offsets = [TestRecord("t::test_case[b]", "failed", "crash", big)]
+    assert diagnose(offsets)[0].category == "offsets"
+    assert diagnose([TestRecord("t::x", "failed", "error", message="odd")])[0].name == "no known pattern"
+    assert diagnose([TestRecord("t::x", "passed", "pass")]) == []
 
 
 def _waivers(tmp_path: Path, text: str) -> Path:
@@ -127,9 +158,11 @@ def test_unknown_waiver_ids(tmp_path: Path) -> None:
     assert unknown_ids(waivers, collected, tmp_path, {"a.py"}) == ["c.py::t"]  # a.py only partly collected
 
 
-def _doc(path: Path, outcomes: dict[str, str]) -> Path:
+def _doc(path: Path, outcomes: dict[str, str], finished: bool = True) -> Path:
     cases = [{"nodeid": n, "outcome": o, "wrong_rows": [], "message": ""} for n, o in outcomes.items()]
-    path.write_text(json.dumps({"schema": SCHEMA, "environment": {}, "cases": cases}), encoding="utf-8")
+    doc = {"schema": SCHEMA, "environment": {}, "finished": finished, "ended": "passed" if finished else "interrupted",
+           "collected": len(cases), "cases": cases}
+    path.write_text(json.dumps(doc), encoding="utf-8")
     return path
 
 
@@ -145,11 +178,34 @@ def test_compare_exit_codes_and_listings(tmp_path: Path, capsys: pytest.CaptureF
     assert "OTHER OUTCOME CHANGES: 1\n  t::w  passed -> xfailed" in out
     assert "NEW CASES: 1\n  t::new  (failed)" in out
     assert "MISSING CASES: 1\n  t::gone  (was passed)" in out
-    assert out.rstrip().endswith("FAIL: 1 regression(s)")
-    fixed = _doc(tmp_path / "fixed.json", {"t::a": "passed", "t::b": "passed", "t::new": "failed"})
-    assert compare.main([str(base), str(fixed)]) == 0  # fixes, new failures and missing cases do not gate
+    assert "COVERAGE LOST (passed -> skipped or missing): 1\n  t::gone  passed -> missing" in out
+    assert out.rstrip().endswith("FAIL: 1 regression(s), 1 case(s) of coverage lost")
+    fixed = _doc(tmp_path / "fixed.json", {"t::a": "passed", "t::b": "passed", "t::c": "passed", "t::gone": "passed",
+                                           "t::new": "failed", "t::w": "passed"})
+    assert compare.main([str(base), str(fixed)]) == 0  # fixes and new failures do not gate
     assert compare.main([str(base), str(base)]) == 0
     assert "OK: no regressions" in capsys.readouterr().out
+
+
+def test_compare_gates_coverage_loss(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """passed -> skipped (a direct path that stopped running) is a regression unless allowed."""
+    base = _doc(tmp_path / "base.json", {"t::a": "passed", "t::b": "passed"})
+    cur = _doc(tmp_path / "cur.json", {"t::a": "passed", "t::b": "skipped"})
+    assert compare.main([str(base), str(cur)]) == 1
+    assert compare.main([str(base), str(cur), "--allow-coverage-loss"]) == 0
+
+
+@pytest.mark.parametrize("problem", ["unfinished", "empty", "not-utf8"])
+def test_compare_refuses_runs_that_cannot_be_judged(tmp_path: Path, problem: str) -> None:
+    base = _doc(tmp_path / "base.json", {"t::a": "passed"})
+    if problem == "unfinished":
+        cur = _doc(tmp_path / "cur.json", {"t::a": "passed"}, finished=False)
+    elif problem == "empty":
+        cur = _doc(tmp_path / "cur.json", {})
+    else:
+        cur = tmp_path / "cur.json"
+        cur.write_bytes(b"\xff\xfe{not utf-8")
+    assert compare.main([str(base), str(cur)]) == 2
 
 
 def test_compare_refuses_foreign_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -157,38 +213,35 @@ def test_compare_refuses_foreign_files(tmp_path: Path, capsys: pytest.CaptureFix
     other.write_text('{"cases": []}', encoding="utf-8")
     assert compare.main([str(other), str(other)]) == 2
     assert compare.main([str(tmp_path / "absent.json"), str(other)]) == 2
-    assert "not a nan-harness-results/1 results file" in capsys.readouterr().err
+    assert f"not a {SCHEMA} results file" in capsys.readouterr().err
 
 
 def test_planted_table_scores_and_escapes() -> None:
-    from reports.records import CaseResult
     from reports.summary import planted_table
 
-    def result(variant: str, caught: bool, applies: bool = True) -> CaseResult:
-        r = CaseResult(f"tests/selftest/test_planted.py::test_planted_bug_is_caught[{variant}]")
-        r.planted = {"variant": variant, "bug_class": "predicate", "caught": caught, "applies": applies,
-                     "hits": ["test_matrix[<b>x</b>]"] if caught else []}
-        return r
+    def result(variant: str, caught: bool, applies: bool = True) -> TestRecord:
+        planted = {"variant": variant, "bug_class": "predicate", "caught": caught, "applies": applies,
+                   "hits": ["test_case[<b>x</b>]"] if caught else []}
+        return TestRecord(f"tests/selftest/test_planted.py::test_planted_bug_is_caught[{variant}]", "passed", "pass",
+                          planted=planted)
 
     html = planted_table([result("pred_inf", True), result("pred_neg", False), result("int1", False, applies=False)])
     assert "Planted bugs caught: 1/2" in html
     assert 'data-case="pred_neg" data-state="fail"' in html and 'data-case="int1" data-state="skip"' in html
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
-    assert planted_table([CaseResult("t::a")]) == ""
+    assert planted_table([TestRecord("t::a")]) == ""
 
 
-def test_long_failure_lists_fold_below_the_tables() -> None:
-    from reports.records import CaseResult
+def test_failures_come_first_and_long_lists_fold() -> None:
     from reports.summary import SHOWN_FAILURES, render
 
-    results = []
-    for i in range(SHOWN_FAILURES + 5):
-        r = CaseResult(f"tests/precision/test_layouts.py::test_edge_shapes[fp32-shape-1x{i}-wrapper]", outcome="failed")
-        results.append(r)
-    results.append(CaseResult("tests/precision/test_matrix.py::test_matrix[fp32-prefix-1x128-nan0.5-wrapper]",
-                              outcome="failed"))
-    html = render(results)
-    assert f"{SHOWN_FAILURES + 6} failed test(s)" in html
-    assert "test_edge_shapes 20, test_matrix 1" in html  # the tally, busiest first
+    shape = CaseParams("shapes", "fp32-shape-1x5", "fp32", "shape", (1, 5), "0.25", 42)
+    records = [TestRecord(f"tests/precision/test_families.py::test_case[fp32-shape-1x{i}-wrapper]", "failed",
+                          "wrong_counts", shape) for i in range(SHOWN_FAILURES + 5)]
+    records.append(TestRecord(MATRIX_NODE, "failed", "wrong_counts", PARAMS))
+    html = render(records, FAMILIES, kernel="k", backend="cpu", finished=True)
+    assert f"Failed tests ({SHOWN_FAILURES + 6})" in html and "FAIL" in html
+    assert "shapes 20, matrix 1" in html  # the tally by family, busiest first
     assert "6 more failed test(s)" in html
-    assert html.index('id="nan-matrix-grid"') < html.index('id="nan-failures"')  # tables first
+    assert html.index('id="nan-failures"') < html.index('id="nan-grid-matrix"')  # failures before the tables
+    assert "INCOMPLETE" in render(records, FAMILIES, finished=False, ended="interrupted")

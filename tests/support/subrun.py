@@ -137,7 +137,20 @@ def run_pytest(
         except subprocess.TimeoutExpired as exc:
             code, output = -9, f"timed out after {timeout}s\n{exc.stdout or ''}{exc.stderr or ''}"
         (folder / "output.txt").write_text(output, encoding="utf-8")
-    run = SubRun(argv, folder, code, time.monotonic() - start, output)
+    return load_run(folder, argv, code, time.monotonic() - start, output)
+
+
+def load_run(folder: Path, argv: list[str], code: int | None = None, seconds: float = 0.0,
+             output: str | None = None) -> SubRun:
+    """A SubRun from what a run left in its folder (its exit status is kept in `returncode`)."""
+    if output is None:
+        log = folder / "output.txt"
+        output = log.read_text(encoding="utf-8", errors="replace") if log.is_file() else ""
+    if code is None:
+        code = int((folder / "returncode").read_text()) if (folder / "returncode").is_file() else -1
+    else:
+        (folder / "returncode").write_text(str(code))
+    run = SubRun(argv, folder, code, seconds, output)
     if run.json_path.is_file():
         try:
             run.doc = json.loads(run.json_path.read_text(encoding="utf-8"))
