@@ -1,6 +1,6 @@
 """Output assumed zeroed: each block `tl.atomic_add`s its count into the output instead of storing the total.
 
-Models a port of the split-vocab variant (one atomic add per block, REFERENCE.md section 6) whose own wrapper
+Models a port of the split-vocab variant (one atomic add per block) whose own wrapper
 allocates torch.zeros, so it is right there, but any caller that hands it torch.empty (the anchor does) gets
 garbage plus the count: only the direct launch's poisoned output shows it.
 """

@@ -1,7 +1,7 @@
 """int1 flags summed: the predicate returns `.to(tl.int1)`, as upstream vLLM's `libdevice.isnan(x).to(tl.int1)`.
 
 Models the flag width of upstream vLLM's kernel: upstream Triton promotes an int1 sum to int32 and counts
-right, triton-ascend keeps it at int1 and each block's count collapses to 0/1 (REFERENCE.md section 3).
+right, triton-ascend keeps it at int1 and each block's count collapses to 0/1.
 """
 import triton
 import triton.language as tl

@@ -1,7 +1,7 @@
 """int32 row offset: `req_idx = tl.program_id(0)` is not widened, so `req_idx * logits_stride` wraps past 2^31.
 
 Models the anchor kernel itself (vLLM / vllm-ascend): an illegal address on GPUs, a SIGSEGV in the CPU
-interpreter (REFERENCE.md section 4), wrong rows elsewhere. Only row offsets past 2^31 elements show it.
+interpreter, wrong rows elsewhere. Only row offsets past 2^31 elements show it.
 """
 import triton
 import triton.language as tl
