@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 __all__ = [
+    "JsonValue",
     "SetupError",
     "SetupSpec",
     "describe_object",
