@@ -47,7 +47,8 @@ def _vendor_libdevice() -> ModuleType:
             return importlib.import_module(name)
         except ImportError:
             continue
-    raise RuntimeError(f"no Ascend libdevice importable (tried {', '.join(VENDOR_LIBDEVICES)}): is triton-ascend installed?")
+    tried = ", ".join(VENDOR_LIBDEVICES)
+    raise RuntimeError(f"no Ascend libdevice importable (tried {tried}): is triton-ascend installed?")
 
 
 def rebind_libdevice() -> None:
