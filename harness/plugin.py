@@ -1,6 +1,7 @@
 """The pytest plugin: --device, --kernel and families; backend setup before kernels import; the shared fixtures."""
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -15,6 +16,7 @@ from harness.backends import Backend
 from harness.compare import assert_check, compare_counts, describe_input
 from harness.target import PATHS, KernelLoadError, KernelUnderTest, load, run_path
 from harness.environment import collect as collect_environment
+from harness.kernel_setup import SetupError, describe_resolution, parse_specs, run_setups
 from verdict.record import (
     CHECK_PROPERTY, DEVICE_FAULT, PARAMS_PROPERTY, REFUSED, CaseParams, Check,
 )
@@ -47,6 +49,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "Default: kernel")
     group.addoption("--kernel-path", action="append", default=[], metavar="DIR",
                     help="folder to import --kernel from (put first on sys.path); repeatable")
+    group.addoption("--kernel-setup", action="append", default=[], metavar="MODULE[:CALLABLE]",
+                    help="import MODULE (and call CALLABLE) before --kernel is imported, e.g. a plugin's patch "
+                         "module; repeatable, run in order, in every process")
     group.addoption("--nan-family", action="append", default=[], metavar="MODULE",
                     help="extra case-family module (exposing FAMILY) to run besides cases.families; repeatable")
     group.addoption("--nan-fp32-full", action="store_true",
@@ -72,6 +77,11 @@ def pytest_configure(config: pytest.Config) -> None:
         if not path.is_dir():
             raise pytest.UsageError(f"--kernel-path {folder}: not a folder")
         sys.path.insert(0, str(path))
+    setups = config.getoption("--kernel-setup")
+    try:
+        run_setups(parse_specs(setups))
+    except SetupError as exc:
+        raise pytest.UsageError(str(exc)) from exc
     try:
         target = load(config.getoption("--kernel"))
     except KernelLoadError as exc:
@@ -88,8 +98,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[FAMILIES_KEY] = families
     if not hasattr(config, "workerinput"):
         gaps = (f"direct: not run, {target.kernel_skip_reason}",) if target.kernel_skip_reason else ()
-        config.stash[RUN_INFO_KEY] = RunInfo(target.module_name, backend.name, collect_environment(target, backend),
-                                             families, gaps)
+        environment = collect_environment(target, backend)
+        if setups:
+            environment["Kernel setup"] = ", ".join(setups)
+            resolution = describe_resolution(target.module)
+            environment["Resolved to"] = json.dumps(resolution, default=str)[:2000]
+        config.stash[RUN_INFO_KEY] = RunInfo(target.module_name, backend.name, environment, families, gaps)
 
 
 def _check_interpreter() -> None:

@@ -1,7 +1,7 @@
 """Negative NaNs missed: `bits > 0x7F800000` on the signed int32 view, without the 0x7FFFFFFF abs mask.
 
 Models the hand-written bit test that forgets the sign: every NaN with the sign bit set (x86 makes them,
-is a negative int32 and never compares above 0x7F800000.
+see the conversion table in the project notes) is a negative int32 and never compares above 0x7F800000.
 """
 import triton
 import triton.language as tl
