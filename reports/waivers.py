@@ -11,7 +11,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-EXAMPLE = '[[waiver]]\nid = "tests/precision/test_matrix.py::test_matrix[bf16-prefix-1x128-nan0.5-wrapper]"\n' \
+EXAMPLE = '[[waiver]]\nid = "tests/precision/test_families.py::test_case[bf16-prefix-1x128-nan0.5-wrapper]"\n' \
     'reason = "why it fails"\nlink = "https://tracker/issue/123"'
 
 
