@@ -65,3 +65,14 @@ def test_kernel_path_option(tmp_path: Path, device: str) -> None:
                                          "-k", "fp32-prefix-1x128"], device=device)
     assert run.returncode == 0, run.output
     assert run.doc["kernel"] == "my_fix_nan"
+
+
+def test_family_from_its_own_module_runs_end_to_end(tmp_path: Path, device: str) -> None:
+    """--nan-family: a family defined only in the test tree is collected, compared, recorded and summarized."""
+    run = run_pytest(tmp_path, [MATRIX, "--nan-family", "tests.harness.fixtures.toy_family", "-m", "nan_toy"],
+                     device=device)
+    assert run.returncode == 0, run.output
+    toy = [r for r in run.records if r.family == "toy"]
+    assert len(toy) == 4 and all(r.verdict == "pass" and r.checks for r in toy), run.describe()
+    assert {r.id for r in toy} == {f"test_case[toy-{n}x16-{p}]" for n in (2, 3) for p in ("wrapper", "direct")}
+    assert 'id="nan-family-toy"' in run.html.read_text(encoding="utf-8")
