@@ -13,10 +13,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from cases.formats import fmt_of, from_bits, to_bits
 from cases.ieee import canonical_nan
-from cases.random_bits import generator, randn
+from cases.random_bits import generator, randn, random_nan_bits
 from harness.compare import describe_input
 from harness.plugin import Checker, record
-from harness.target import GUARD, POISON, KernelUnderTest, bits_snapshot, run_direct
+from harness.target import GUARD, PATHS, POISON, KernelUnderTest, bits_snapshot, run_direct
 from reference import expected_counts, torch_reference
 from verdict.record import PASS, CaseParams, Check
 
@@ -53,6 +53,12 @@ def _any_nan_input(kind: str) -> torch.Tensor:
     return torch.arange(16).reshape(2, 8).remainder(3).to(dtype)
 
 
+def _raw_bits(x: torch.Tensor) -> torch.Tensor:
+    """A copy of x's bits as integers: NaN payloads compare equal to themselves (torch.equal on floats does not)."""
+    copy = x.detach().clone().reshape(-1)
+    return copy.view({8: torch.int64, 4: torch.int32, 2: torch.int16}[x.element_size()]) if x.is_floating_point() else copy
+
+
 OUTSIDE = ("rank-1d", "rank-3d", "rank-0d", "dtype-float64", "dtype-int32", "dtype-int8", "dtype-bool", "transposed")
 
 
@@ -64,15 +70,15 @@ def test_outside_domain_refused_or_counted(
     host = _any_nan_input(kind)
     logits = host.to(device) if kind != "transposed" else host.t().contiguous().to(device).t()
     info = params(f"outside-{kind}", str(host.dtype).removeprefix("torch."), tuple(host.shape), kind)
-    before = bits_snapshot(logits) if logits.dim() == 2 else logits.clone()
+    before = bits_snapshot(logits) if logits.dim() == 2 else _raw_bits(logits)
     try:
         got = target.get_num_nans(logits)
     except Exception as exc:  # noqa: BLE001 - any refusal passes; it is recorded with its type and text
         text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
         record(request, Check(info, "wrapper", PASS, refusal=text, input_desc=describe_input(logits)))
         return
-    after = bits_snapshot(logits) if logits.dim() == 2 else logits.clone()
-    effects = [] if torch.equal(before.view(-1), after.view(-1)) else ["input modified"]
+    after = bits_snapshot(logits) if logits.dim() == 2 else _raw_bits(logits)
+    effects = [] if torch.equal(before.reshape(-1), after.reshape(-1)) else ["input modified"]
     check(got, torch_reference(host).to(torch.int32), info, "wrapper", side_effects=effects, logits=logits)
 
 
@@ -174,3 +180,40 @@ def test_direct_launch_writes_only_its_outputs(target: KernelUnderTest, device: 
     assert GUARD >= 8192 and POISON < 0
     check(counts, expected_counts(host), params("fp32-guarded-9x8193", "fp32", (9, 8193)), "direct",
           side_effects=effects, logits=logits)
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("n", [5, 96])
+@pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
+def test_square_input_counts_rows_not_columns(dtype: str, n: int, path: str, device: str, launch: Checker) -> None:
+    """An n x n input whose row r holds r + 1 NaNs (column c holds n - c): a wrapper that swaps the axes of a
+    square tensor (no anchor shape is square) returns the column counts."""
+    fmt = fmt_of(dtype)
+    host = randn(n, n, generator(5)).to(fmt.dtype)
+    lower = torch.arange(n).unsqueeze(1) >= torch.arange(n).unsqueeze(0)  # row r: columns 0..r
+    host[lower] = from_bits([canonical_nan(fmt)], fmt)
+    labels = [f"row {r} holds {r + 1} NaNs (column {r} holds {n - r})" for r in range(n)]
+    launch(path, host.to(device), expected_counts(host),
+           params(f"{dtype}-square-{n}x{n}", dtype, (n, n), "square", seed=5), labels)
+
+
+OFFSETS = (1, 3, 8192)  # element offsets into a larger buffer: unaligned for every dtype, and a block in
+
+
+@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("offset", OFFSETS)
+@pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
+def test_offset_views(dtype: str, offset: int, path: str, device: str, launch: Checker) -> None:
+    """A [4, 3000] view starting `offset` elements into a buffer of NaNs: only the view's elements count.
+    A kernel or wrapper that drops storage_offset() reads from the buffer's start (NaNs) instead."""
+    fmt = fmt_of(dtype)
+    rows, vocab = 4, 3000
+    gen = generator(9)
+    buffer = from_bits(random_nan_bits(offset + rows * vocab + 64, fmt, gen), fmt)
+    host = nan_rows(rows, vocab, fmt.dtype, seed=9)
+    host[:, -max(OFFSETS[:2]):] = 1.0  # each row ends in numbers: a shifted read gains NaNs in row 0
+    buffer[offset : offset + rows * vocab] = host.reshape(-1)
+    view = buffer.to(device, copy=True)[offset : offset + rows * vocab].view(rows, vocab)
+    assert view.storage_offset() == offset
+    launch(path, view, expected_counts(host), params(f"{dtype}-offset{offset}-{rows}x{vocab}", dtype,
+                                                     (rows, vocab), "offset", seed=9))
