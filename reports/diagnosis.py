@@ -1,7 +1,14 @@
 """Name likely bug classes from the pattern of failures, with their evidence; "no known pattern" over a guess.
 
-Each rule looks at the failing records only through the result record (families, wrong rows and their labels,
-verdicts, check problems) and returns a Diagnosis or nothing. Categories match the planted bugs' classes.
+Each rule reads the records only (families, case ids, shapes, input layouts, wrong rows and their labels,
+verdicts, check problems, test names) and returns a Diagnosis or nothing. A rule fires on a signature that the
+bug class leaves and others do not: a per-block OR keeps counts between 1 and the number of blocks, a dropped
+tail only hurts vocab sizes off the block, a predicate misses or counts whole IEEE classes, and so on; where a
+signature needs a control (a case that passes), the rule asks for one. Categories are the planted bugs'
+classes (tests/planted): predicate, traversal, offsets, accumulation, output, side effects, contract; plus
+device (faults, crashes, timeouts no other rule explains) and unknown. The strongest diagnosis comes first:
+most failing tests explained, rule order breaking ties. Failing tests that no rule explains are listed last as
+"no known pattern".
 """
 from __future__ import annotations
 
@@ -12,29 +19,61 @@ from html import escape
 from typing import Any
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
-from verdict.record import CRASH, DEVICE_FAULT, REFUSED, SIDE_EFFECT, TIMEOUT, Check, TestRecord
+from verdict.record import CRASH, DEVICE_FAULT, REFUSED, TIMEOUT, Check, TestRecord, WrongRow
 
 SHOWN_CASES = 5
+B = ANCHOR_BLOCK_SIZE
+POISON = -0x5A5A5A5B  # harness.target.POISON: what the direct launch's output holds before the kernel runs
+CATEGORIES: tuple[str, ...] = ("predicate", "traversal", "offsets", "accumulation", "output", "side effects",
+                               "contract", "device", "unknown")
+NO_PATTERN = "no known pattern"
 
 
 @dataclass(frozen=True)
 class Diagnosis:
-    category: str  # predicate, traversal, offsets, accumulation, output, side effects, contract, device
+    category: str  # one of CATEGORIES
     name: str
     evidence: str
-    cases: tuple[str, ...]
+    cases: tuple[str, ...]  # record ids (test name and parameters)
     weight: int  # failing tests explained: the strongest pattern comes first
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "cases": list(self.cases)}
 
 
+Rule = Callable[[Sequence[TestRecord]], "Diagnosis | None"]
+
+
+# -- what the rules read -----------------------------------------------------------------------------------
 def _failing(records: Sequence[TestRecord]) -> list[TestRecord]:
     return [r for r in records if r.failed]
 
 
 def _wrong_checks(records: Sequence[TestRecord]) -> list[tuple[TestRecord, Check]]:
-    return [(r, c) for r in records for c in r.checks if c.wrong_rows]
+    """Checks with wrong rows, of failing tests."""
+    return [(r, c) for r in _failing(records) for c in r.checks if c.wrong_rows]
+
+
+def _passing_checks(records: Sequence[TestRecord]) -> list[Check]:
+    return [c for r in records for c in r.checks if c.ok]
+
+
+def _vocab(c: Check) -> int:
+    return c.params.shape[-1] if len(c.params.shape) == 2 else 0
+
+
+def _blocks(vocab: int) -> int:
+    return max(1, -(-vocab // B))
+
+
+def _offset(c: Check) -> int:
+    m = re.search(r"\boffset (\d+)", c.input_desc)
+    return int(m.group(1)) if m else 0
+
+
+def _outside(c: Check) -> bool:
+    """A contract case of input outside the documented domain (its counts are judged only when it is accepted)."""
+    return c.params.case_id.startswith("outside-")
 
 
 def _example(c: Check) -> str:
@@ -42,165 +81,340 @@ def _example(c: Check) -> str:
     return f"{c.params.case_id} ({c.path}) {w.describe()}"
 
 
-def int1_flags(records: Sequence[TestRecord]) -> Diagnosis | None:
-    """Counts never exceed the blocks per row while more NaNs are expected: flags summed as int1 (OR)."""
-    hits = []
-    for r, c in _wrong_checks(records):
-        vocab = c.params.shape[-1] if c.params.shape else 0
-        blocks = max(1, -(-vocab // ANCHOR_BLOCK_SIZE))
-        if all(w.got <= blocks < w.expected or w.got == w.expected for w in c.wrong_rows):
-            hits.append((r, c))
-    if len(hits) < 2 or len(hits) < len(_wrong_checks(records)) // 2:
+def _ids(pairs: Sequence[tuple[TestRecord, Check]] | Sequence[TestRecord]) -> tuple[str, ...]:
+    ids = [p[0].id if isinstance(p, tuple) else p.id for p in pairs]
+    return tuple(dict.fromkeys(ids))
+
+
+def _found(category: str, name: str, evidence: str, ids: tuple[str, ...], bonus: int = 0) -> Diagnosis:
+    return Diagnosis(category, name, evidence, ids, len(ids) + bonus)
+
+
+# -- accumulation ------------------------------------------------------------------------------------------
+def _or_like(c: Check, w: WrongRow) -> bool:
+    """The count a per-block OR gives: at least 1 and at most one per block, where more NaNs were due."""
+    return 1 <= w.got <= _blocks(_vocab(c)) < w.expected
+
+
+def per_block_or(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Every wrong row counts between 1 and the blocks per row while more NaNs are there: a per-block OR
+    (int1 flags summed where int1 sums are not widened, or max for sum), not a count."""
+    wrong = _wrong_checks(records)
+    hits = [(r, c) for r, c in wrong if _vocab(c) and all(_or_like(c, w) for w in c.wrong_rows)]
+    if len(hits) < 2 or len(hits) * 2 < len(wrong):
         return None
-    return Diagnosis("accumulation", "flags summed as int1 (a per-block OR, not a count)",
-                     f"{len(hits)} checks count at most one NaN per {ANCHOR_BLOCK_SIZE}-wide block, e.g. "
-                     f"{_example(hits[0][1])}", tuple(r.id for r, _ in hits), len(hits))
+    return _found("accumulation", "flags summed as int1 (a per-block OR, not a count)",
+                  f"{len(hits)} of {len(wrong)} wrong checks count at least 1 and at most one NaN per "
+                  f"{B}-wide block, e.g. {_example(hits[0][1])}", _ids(hits))
+
+
+def narrow_accumulator(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Only rows with many NaNs are wrong, while rows with few are right: the count lost past its type's range."""
+    hits = [(r, c) for r, c in _wrong_checks(records)
+            if r.family == "magnitudes" and all(w.expected > 2048 for w in c.wrong_rows)]
+    if not hits:
+        return None
+    smallest = min(w.expected for _, c in hits for w in c.wrong_rows)
+    return _found("accumulation", "narrow or float accumulator (counts past its range are lost)",
+                  f"only rows with many NaNs are wrong (smallest wrong count {smallest}), e.g. "
+                  f"{_example(hits[0][1])}", _ids(hits), bonus=1)
+
+
+# -- offsets -----------------------------------------------------------------------------------------------
+_ROW_START = re.compile(r"row starts at element ([\d,]+)")
+
+
+def _past_2_31(w: WrongRow) -> bool:
+    m = _ROW_START.search(w.label)
+    return bool(m) and int(m.group(1).replace(",", "")) + 1 >= 1 << 31
 
 
 def big_offsets(records: Sequence[TestRecord]) -> Diagnosis | None:
-    failing = _failing(records)
-    big = [r for r in failing if r.family == "bigoffset"]
-    if not big or any(r.family not in ("bigoffset", "") for r in failing):
+    """Cases with rows past 2^31 elements kill the process or fault, or miscount exactly those rows."""
+    died = [r for r in _failing(records) if r.family == "bigoffset" and r.verdict in (CRASH, DEVICE_FAULT, TIMEOUT)]
+    far = [(r, c) for r, c in _wrong_checks(records) if r.family == "bigoffset"
+           and all(_past_2_31(w) for w in c.wrong_rows)]
+    hits = list(dict.fromkeys([*died, *(r for r, _ in far)]))
+    if not hits:
         return None
-    return Diagnosis("offsets", "32-bit row offsets (rows past 2^31 elements read or fault elsewhere)",
-                     f"only cases with rows past 2^31 elements fail ({len(big)}): {big[0].verdict}",
-                     tuple(r.id for r in big), len(big))
+    how = f"{len(died)} ended in {', '.join(sorted({r.verdict for r in died}))}" if died else ""
+    rows = f"{len(far)} miscount only the rows past 2^31 (e.g. {_example(far[0][1])})" if far else ""
+    return _found("offsets", "32-bit row offsets (rows past 2^31 elements read or fault elsewhere)",
+                  f"cases whose rows start past 2^31 elements: {'; '.join(p for p in (how, rows) if p)}", _ids(hits))
 
 
+def storage_offset(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Only views that start inside their storage miscount, while views at its start pass."""
+    wrong = [(r, c) for r, c in _wrong_checks(records) if not _outside(c)]
+    at_start = [c for c in _passing_checks(records) if _offset(c) == 0 and c.input_desc]
+    if not wrong or not at_start or any(_offset(c) == 0 for _, c in wrong):
+        return None
+    offsets = sorted({_offset(c) for _, c in wrong})
+    paths = sorted({c.path for _, c in wrong})
+    fine = sorted({c.path for c in _passing_checks(records) if _offset(c) > 0} - set(paths))
+    return _found("offsets", "the view's storage offset ignored (rows read from the storage's start)",
+                  f"only inputs that start inside their storage miscount (offsets {offsets}, path "
+                  f"{'/'.join(paths)}{f'; the {fine[0]} path counts them right' if fine else ''}), e.g. "
+                  f"{_example(wrong[0][1])}", _ids(wrong))
+
+
+# -- the NaN predicate -------------------------------------------------------------------------------------
 _CLASS = re.compile(r"^(?P<sign>[+-])(?P<cls>[a-z_]+) (?P<dtype>\S+) 0x")
 
 
 def predicate(records: Sequence[TestRecord]) -> Diagnosis | None:
-    counted, missed, cases = set(), set(), []
+    """Whole IEEE classes missed (a row of one NaN class counts 0) or counted (a row of a non-NaN class counts),
+    special values counted, or a float dtype the kernel accepted miscounted."""
+    counted, missed, dtypes, ids = set(), set(), set(), []
     for r, c in _wrong_checks(records):
         for w in c.wrong_rows:
             m = _CLASS.match(w.label)
-            if not m:
-                continue
-            (counted if w.got > w.expected else missed).add(f"{m['sign']}{m['cls']} {m['dtype']}")
-            cases.append(r.id)
-    specials = [r.id for r, c in _wrong_checks(records) if r.family == "special" and
-                any(w.got > w.expected for w in c.wrong_rows) and r.family]
-    if not counted and not missed and not specials:
+            if m and (w.got == 0 < w.expected or w.got > w.expected):
+                (counted if w.got > w.expected else missed).add(f"{m['sign']}{m['cls']} {m['dtype']}")
+                ids.append(r.id)
+        if r.family == "special" and any(w.got > w.expected for w in c.wrong_rows):
+            counted.add(f"special values {c.params.dtype}")
+            ids.append(r.id)
+        if _outside(c) and c.params.layout.startswith("dtype-") and c.params.dtype.startswith(("float", "bfloat")):
+            dtypes.add(c.params.dtype)
+            ids.append(r.id)
+    if not ids:
         return None
     parts = []
     if counted:
         parts.append(f"non-NaN values counted: {', '.join(sorted(counted)[:8])}")
     if missed:
         parts.append(f"NaN patterns missed: {', '.join(sorted(missed)[:8])}")
-    if specials and not counted:
-        parts.append(f"special values (inf, zero, max, subnormal) counted in {len(specials)} case(s)")
-    ids = tuple(dict.fromkeys(cases + specials))
-    return Diagnosis("predicate", "the NaN predicate", "; ".join(parts), ids, len(ids) + 1)
+    if dtypes:
+        parts.append(f"{', '.join(sorted(dtypes))} accepted and miscounted (the predicate on that format)")
+    return _found("predicate", "the NaN predicate", "; ".join(parts), tuple(dict.fromkeys(ids)), bonus=1)
+
+
+# -- traversal ---------------------------------------------------------------------------------------------
+_SHAPE_FAMILIES = ("matrix", "shapes", "sweep", "magnitudes")
 
 
 def tail(records: Sequence[TestRecord]) -> Diagnosis | None:
-    """Only vocab sizes that are not a multiple of the block fail, by counting too few or too many in the tail."""
-    wrong = [(r, c) for r, c in _wrong_checks(records) if r.family in ("matrix", "shapes", "sweep", "magnitudes")]
+    """Only vocab sizes off the block miscount while multiples pass, or the excess is exactly the masked lanes."""
+    wrong = [(r, c) for r, c in _wrong_checks(records) if r.family in _SHAPE_FAMILIES]
     if not wrong:
         return None
-    ragged = [(r, c) for r, c in wrong if c.params.shape and c.params.shape[-1] % ANCHOR_BLOCK_SIZE]
-    whole_pass = [r for r in records if r.family in ("matrix", "shapes") and not r.failed and r.params
-                  and r.params.shape and r.params.shape[-1] % ANCHOR_BLOCK_SIZE == 0 and r.params.shape[-1] > 0]
-    if len(ragged) != len(wrong) or not whole_pass:
+    masked = [(r, c) for r, c in wrong if _vocab(c) % B and all(
+        w.got - w.expected == _blocks(_vocab(c)) * B - _vocab(c) for w in c.wrong_rows)]
+    ragged = [(r, c) for r, c in wrong if _vocab(c) % B]
+    multiples_pass = [c for c in _passing_checks(records) if c.params.family in _SHAPE_FAMILIES
+                      and _vocab(c) and _vocab(c) % B == 0]
+    if len(masked) == len(wrong):
+        return _found("traversal", "the last, partial block of a row (masked lanes counted)",
+                      f"each wrong row counts exactly the masked lanes of its last block too ({len(masked)} "
+                      f"checks), e.g. {_example(masked[0][1])}", _ids(masked), bonus=1)
+    if len(ragged) != len(wrong) or not multiples_pass:
         return None
-    return Diagnosis("traversal", "the last, partial block of a row (mask or loop bound)",
-                     f"only vocab sizes that are not a multiple of {ANCHOR_BLOCK_SIZE} fail ({len(ragged)}), "
-                     f"e.g. {_example(ragged[0][1])}; multiples pass", tuple(r.id for r, _ in ragged), len(ragged))
+    return _found("traversal", "the last, partial block of a row (mask or loop bound)",
+                  f"only vocab sizes that are not a multiple of {B} miscount ({len(ragged)} checks), e.g. "
+                  f"{_example(ragged[0][1])}; {multiples_pass[0].params.case_id} (a multiple) passes", _ids(ragged))
 
 
 def block_sums(records: Sequence[TestRecord]) -> Diagnosis | None:
-    """Rows longer than one block lose or repeat whole blocks: the loop's accumulation or its step."""
+    """Rows longer than one block lose or repeat whole blocks, while rows within one block pass."""
     wrong = [(r, c) for r, c in _wrong_checks(records) if r.family in ("matrix", "shapes")]
-    long = [(r, c) for r, c in wrong if c.params.shape and c.params.shape[-1] > ANCHOR_BLOCK_SIZE]
-    short_pass = [r for r in records if r.family in ("matrix", "shapes") and not r.failed and r.params
-                  and r.params.shape and 1 < r.params.shape[-1] <= ANCHOR_BLOCK_SIZE]
+    long = [(r, c) for r, c in wrong if _vocab(c) > B]
+    short_pass = [c for c in _passing_checks(records) if c.params.family in ("matrix", "shapes")
+                  and 1 < _vocab(c) <= B]
     if not long or len(long) != len(wrong) or not short_pass:
         return None
-    return Diagnosis("traversal", "multi-block rows: blocks lost, overwritten or stepped wrong",
-                     f"only rows longer than one {ANCHOR_BLOCK_SIZE}-block fail ({len(long)}), e.g. "
-                     f"{_example(long[0][1])}", tuple(r.id for r, _ in long), len(long))
+    return _found("traversal", "multi-block rows: blocks lost, overwritten or stepped wrong",
+                  f"only rows longer than one {B}-block miscount ({len(long)} checks), e.g. {_example(long[0][1])}; "
+                  f"{short_pass[0].params.case_id} passes", _ids(long))
+
+
+def unread_lanes(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """A row of nothing but NaNs counts fewer than its length (more than a per-block OR would): lanes never read."""
+    hits = [(r, c, w) for r, c in _wrong_checks(records) if _vocab(c) and r.family != "magnitudes"
+            for w in c.wrong_rows
+            if w.expected == _vocab(c) and _blocks(_vocab(c)) < w.got < w.expected]
+    if not hits:
+        return None
+    r, c, w = hits[0]
+    return _found("traversal", "elements of each row never read (loop step, tile width or mask)",
+                  f"all-NaN rows count fewer than their length, e.g. {c.params.case_id} ({c.path}) row {w.row}: "
+                  f"{w.got} of {w.expected}", tuple(dict.fromkeys(h[0].id for h in hits)))
 
 
 def padding(records: Sequence[TestRecord]) -> Diagnosis | None:
-    hits = [(r, c) for r, c in _wrong_checks(records)
-            if r.family == "padded" or "padded" in c.params.case_id]
-    over = [(r, c) for r, c in hits if any(w.got > w.expected for w in c.wrong_rows)]
+    """Padded rows (NaN padding) count more than their vocab holds: the padding is read (row stride)."""
+    hits = [(r, c) for r, c in _wrong_checks(records) if (r.family == "padded" or c.params.layout == "padded")
+            and any(w.got > w.expected for w in c.wrong_rows)]
     if not hits:
         return None
-    what = "padding counted" if over else "padded rows miscounted"
-    return Diagnosis("traversal", f"row stride ({what})",
-                     f"rows whose stride exceeds vocab are wrong ({len(hits)}), e.g. {_example(hits[0][1])}",
-                     tuple(dict.fromkeys(r.id for r, _ in hits)), len(hits))
+    return _found("traversal", "row stride (padding counted)",
+                  f"rows whose stride exceeds vocab count their NaN padding ({len(hits)} checks), e.g. "
+                  f"{_example(hits[0][1])}", _ids(hits))
 
 
 def column_stride(records: Sequence[TestRecord]) -> Diagnosis | None:
-    hits = [r for r, c in _wrong_checks(records) if "transposed" in c.params.case_id]
+    hits = [(r, c) for r, c in _wrong_checks(records) if c.params.layout == "transposed"]
     if not hits:
         return None
-    return Diagnosis("traversal", "column stride ignored (a non-unit inner stride read as contiguous)",
-                     "a transposed view was counted, wrongly, instead of refused", tuple(r.id for r in hits), 1)
+    return _found("traversal", "column stride ignored (a non-unit inner stride read as contiguous)",
+                  f"a transposed view was counted, wrongly, instead of refused: {_example(hits[0][1])}", _ids(hits))
 
 
-def narrow_accumulator(records: Sequence[TestRecord]) -> Diagnosis | None:
-    hits = []
-    for r, c in _wrong_checks(records):
-        if r.family != "magnitudes":
-            continue
-        if all(w.expected > 2048 for w in c.wrong_rows):
-            hits.append((r, c))
-    if not hits:
+def square(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Only square inputs miscount while other shapes pass: rows and columns swapped when they cannot be told apart."""
+    wrong = _wrong_checks(records)
+    sq = [(r, c) for r, c in wrong if len(c.params.shape) == 2 and c.params.shape[0] == c.params.shape[1] > 1]
+    others_pass = [c for c in _passing_checks(records) if len(c.params.shape) == 2
+                   and c.params.shape[0] != c.params.shape[1]]
+    if not sq or len(sq) != len(wrong) or not others_pass:
         return None
-    smallest = min(w.expected for _, c in hits for w in c.wrong_rows)
-    return Diagnosis("accumulation", "narrow or float accumulator (counts past its range are lost)",
-                     f"only rows with many NaNs are wrong (smallest wrong count {smallest}), e.g. "
-                     f"{_example(hits[0][1])}", tuple(r.id for r, _ in hits), len(hits) + 1)
+    return _found("traversal", "square inputs: rows and columns swapped (the layout guessed from the shape)",
+                  f"only square inputs miscount ({len(sq)} checks), e.g. {_example(sq[0][1])}; "
+                  f"{others_pass[0].params.case_id} passes", _ids(sq))
 
 
-def _by_verdict(verdict: str, category: str, name: str) -> Callable[[Sequence[TestRecord]], Diagnosis | None]:
-    def rule(records: Sequence[TestRecord]) -> Diagnosis | None:
-        hits = [r for r in _failing(records) if r.verdict == verdict]
-        if not hits:
-            return None
-        first = hits[0]
-        detail = next((p for c in first.checks for p in c.problems), "") or next(
-            (c.refusal for c in first.checks if c.refusal), "") or first.message.splitlines()[0:1]
-        return Diagnosis(category, name, f"{len(hits)} test(s), e.g. {first.id}: {detail}",
-                         tuple(r.id for r in hits), len(hits))
-
-    return rule
+# -- output ------------------------------------------------------------------------------------------------
+_GUARD = re.compile(r"wrote \d+ int32 slot\(s\) (before|after) its output")
+_MALFORMED = re.compile(r"^(dtype |shape |device |result is |values |\d+ counts for |output is not contiguous)")
 
 
 def output(records: Sequence[TestRecord]) -> Diagnosis | None:
-    """Rows never written (poison), or written with another row's count: the store, not the count."""
-    poison = [(r, c) for r, c in _wrong_checks(records) if any(w.got == -0x5A5A5A5B for w in c.wrong_rows)]
-    if not poison:
+    """The store, not the count: rows left holding the poison, poison plus the count (added into the output),
+    stores into the guard slots around the output, or a malformed result for input in the domain."""
+    unwritten, added, stray, malformed = [], [], [], []
+    for r in _failing(records):
+        for c in r.checks:
+            if any(w.got == POISON for w in c.wrong_rows):
+                unwritten.append(r)
+            elif c.wrong_rows and all(0 <= w.got - POISON <= max(_vocab(c), 1) for w in c.wrong_rows
+                                      if w.got != w.expected):
+                added.append(r)
+            if any(_GUARD.search(p) for p in c.problems):
+                stray.append(r)
+            if not _outside(c) and any(_MALFORMED.match(p) for p in c.problems):
+                malformed.append(r)
+    parts = [(unwritten, "rows never written (the poison put there is still there)"),
+             (added, "counts added to what the output held (poison + count): accumulated, not stored"),
+             (stray, "stores outside the output (the guard slots around it changed)"),
+             (malformed, "a malformed result (dtype, shape, device or layout)")]
+    hits = [r for group, _ in parts for r in group]
+    if not hits:
         return None
-    return Diagnosis("output", "output rows not written (the poison the harness put there is still there)",
-                     f"{len(poison)} check(s), e.g. {_example(poison[0][1])}", tuple(r.id for r, _ in poison),
-                     len(poison) + 2)
+    first = next(r for r in hits)
+    detail = next((p for c in first.checks for p in c.problems), "") or _example(
+        next(c for c in first.checks if c.wrong_rows))
+    return _found("output", "the output: " + "; ".join(text for group, text in parts if group),
+                  f"{len(_ids(hits))} test(s), e.g. {first.id}: {detail}", _ids(hits), bonus=1)
 
 
-RULES: tuple[Callable[[Sequence[TestRecord]], Diagnosis | None], ...] = (
-    int1_flags, big_offsets, predicate, narrow_accumulator, padding, column_stride, tail, block_sums, output,
-    _by_verdict(SIDE_EFFECT, "side effects", "side effects: input modified, stray writes, or a malformed result"),
-    _by_verdict(REFUSED, "contract", "in-domain input refused (an exception where counts were due)"),
-    _by_verdict(DEVICE_FAULT, "device", "device fault"),
-    _by_verdict(CRASH, "device", "process crash"),
-    _by_verdict(TIMEOUT, "device", "timeout (a hung kernel)"),
+def stale_outputs(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """A later call's counts are an earlier call's (or one buffer is handed out twice): results reused across
+    calls, by a cached buffer or a cache keyed on the input's address."""
+    hits = []
+    for r in _failing(records):
+        shared = "same output buffer" in r.message
+        later = [c for c in r.checks if "-refilled-" in c.params.case_id or "-two-calls-" in c.params.case_id]
+        first_ok = bool(later) and later[0].ok and any(not c.ok for c in later[1:])
+        if shared or first_ok:
+            hits.append(r)
+    if not hits:
+        return None
+    return _found("output", "results reused across calls (a cached output, or a cache keyed on the address)",
+                  f"the first call counts right and later calls on the same buffer or shape do not "
+                  f"({len(hits)} test(s)), e.g. {hits[0].id}: {hits[0].message.splitlines()[0][:200]}",
+                  _ids(hits), bonus=1)
+
+
+# -- side effects and the contract -------------------------------------------------------------------------
+def input_modified(records: Sequence[TestRecord]) -> Diagnosis | None:
+    hits = [(r, p) for r in _failing(records) for c in r.checks for p in c.problems
+            if "modified" in p and not _outside(c)]
+    if not hits:
+        return None
+    padding_only = [r for r, p in hits if "padding" in p or "padded storage" in p]
+    what = "input or its row padding modified" if padding_only else "input modified"
+    return _found("side effects", f"side effects: {what}", f"{len(_ids([r for r, _ in hits]))} test(s), e.g. "
+                  f"{hits[0][0].id}: {hits[0][1]}", _ids([r for r, _ in hits]))
+
+
+def copies(records: Sequence[TestRecord]) -> Diagnosis | None:
+    hits = [(r, p) for r in _failing(records) for c in r.checks for p in c.problems if " copied" in p]
+    if not hits:
+        return None
+    return _found("contract", "padded rows copied instead of read in place",
+                  f"e.g. {hits[0][0].id}: {hits[0][1]}", _ids([r for r, _ in hits]))
+
+
+def rank_accepted(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Input of another rank counted as if it were 2-D: neither refused nor counted exactly."""
+    hits = [(r, c) for r in _failing(records) for c in r.checks
+            if _outside(c) and c.params.layout.startswith("rank-") and not c.ok]
+    if not hits:
+        return None
+    c = hits[0][1]
+    detail = "; ".join(c.problems) or (c.wrong_rows[0].describe() if c.wrong_rows else c.verdict)
+    return _found("contract", "input of another rank accepted and answered wrongly (refuse it, or count it exactly)",
+                  f"{len(hits)} case(s), e.g. {c.params.case_id}: {detail}", _ids(hits))
+
+
+_EMPTY_TESTS = ("test_empty_batch", "test_zero_vocab")
+
+
+def empty_inputs(records: Sequence[TestRecord]) -> Diagnosis | None:
+    hits = [r for r in _failing(records) if r.test_name.startswith(_EMPTY_TESTS)]
+    if not hits:
+        return None
+    return _found("contract", "empty batches or a zero vocab mishandled (expected an empty or zero int32 result)",
+                  f"{len(hits)} test(s), e.g. {hits[0].id}: {hits[0].message.splitlines()[0][:200] if hits[0].message else ''}",
+                  _ids(hits))
+
+
+def refused(records: Sequence[TestRecord]) -> Diagnosis | None:
+    hits = [r for r in _failing(records) if r.verdict == REFUSED]
+    if not hits:
+        return None
+    detail = next((c.refusal for c in hits[0].checks if c.refusal), "")
+    return _found("contract", "in-domain input refused (an exception where counts were due)",
+                  f"{len(hits)} test(s), e.g. {hits[0].id}: {detail}", _ids(hits))
+
+
+# -- what the process did ----------------------------------------------------------------------------------
+def _by_verdict(verdict: str, name: str) -> Rule:
+    def rule(records: Sequence[TestRecord]) -> Diagnosis | None:
+        explained = set(big.cases) if (big := big_offsets(records)) else set()
+        hits = [r for r in _failing(records) if r.verdict == verdict and r.id not in explained]
+        if not hits:
+            return None
+        first = hits[0]
+        detail = first.message.splitlines()[0][:200] if first.message else ""
+        return _found("device", name, f"{len(hits)} test(s), e.g. {first.id}: {detail}", _ids(hits))
+
+    rule.__name__ = f"verdict_{verdict}"
+    return rule
+
+
+# Rule order breaks ties in weight: the more specific signature first.
+RULES: tuple[Rule, ...] = (
+    big_offsets, storage_offset, per_block_or, predicate, narrow_accumulator, tail, block_sums, unread_lanes,
+    padding, square, column_stride, stale_outputs, output, input_modified, copies, rank_accepted, empty_inputs,
+    refused, _by_verdict(DEVICE_FAULT, "device fault"), _by_verdict(CRASH, "process crash"),
+    _by_verdict(TIMEOUT, "timeout (a hung kernel)"),
 )
 
 
 def diagnose(records: Sequence[TestRecord]) -> list[Diagnosis]:
-    """Every rule that fires, strongest first; one 'no known pattern' entry when tests fail and none fires."""
-    if not _failing(records):
+    """Every rule that fires, strongest first; failing tests no rule explains close the list as "no known pattern"."""
+    failing = _failing(records)
+    if not failing:
         return []
     found = [d for rule in RULES if (d := rule(records)) is not None]
-    found.sort(key=lambda d: -d.weight)
-    if not found:
-        failing = _failing(records)
-        return [Diagnosis("unknown", "no known pattern", f"{len(failing)} failing test(s); see the failure list",
-                          tuple(r.id for r in failing), 0)]
+    order = {id(d): i for i, d in enumerate(found)}
+    found.sort(key=lambda d: (-d.weight, order[id(d)]))
+    explained = {case for d in found for case in d.cases}
+    rest = [r for r in failing if r.id not in explained]
+    if rest:
+        found.append(Diagnosis("unknown", NO_PATTERN, f"{len(rest)} failing test(s) match no known pattern; "
+                               "see the failure list", _ids(rest), 0))
     return found
 
 
