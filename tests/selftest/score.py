@@ -37,6 +37,8 @@ class PlantedScore:
             hits = v["hits"]
             if v["caught"] and hits:
                 verdict += f" by {hits[0]}" + (f" (+{len(hits) - 1} more)" if len(hits) > 1 else "")
+            if v["caught"] and v.get("diagnosis") and v["diagnosis"] != v["bug_class"]:
+                verdict += f"; diagnosed as {v['diagnosis']}"
             tr.write_line(f"{v['bug_class']:<13} {v['variant']:<21} {verdict}")
         blind = [v["variant"] for v in self.verdicts.values() if not v["applies"]]
         flavour = next(iter(self.verdicts.values()))["flavour"]

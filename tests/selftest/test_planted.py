@@ -2,7 +2,8 @@
 
 Every variant runs the precision suite in a subprocess (`--kernel tests.planted.<name>`, on this run's --device;
 tested on the CPU interpreters: upstream triton and triton-ascend), narrowed with -k to
-the cases that should catch it; the JUnit XML says which cases failed. The clean `kernel` must pass the union of
+the cases that should catch it; its results.json says which cases failed, and its diagnosis (reports/diagnosis.py,
+which reads only the records) must name the variant's bug class first. The clean `kernel` must pass the union of
 those selections (the control), and a kernel that kills the process must show up as a failed case while the
 run and its reports go on.
 """
@@ -59,9 +60,11 @@ def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
     run = run_variant(variant, tmp_path, server, device)
     hits = run.matching(variant.caught_by, run.failed if variant.build_error_is_the_bug else run.detected)
     caught = run.completed and run.returncode == 1 and bool(hits)
+    diagnosis = run.doc.get("diagnosis") or []
     record_property(PROPERTY, json.dumps({
         "variant": variant.name, "bug_class": variant.bug_class, "caught": caught, "hits": hits,
         "applies": applies(variant), "flavour": FLAVOUR,
+        "diagnosis": diagnosis[0]["category"] if diagnosis else None,
     }))
     assert run.completed, f"the sub-run did not complete with its reports\n{run.describe()}"
     assert run.outcomes, f"-k {variant.select!r} selected nothing\n{run.describe()}"
@@ -69,6 +72,10 @@ def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
         assert caught, (
             f"planted bug {variant.name} ({variant.bug_class}) was not caught by any of {variant.caught_by}\n"
             f"{run.describe()}"
+        )
+        assert diagnosis and diagnosis[0]["category"] == variant.bug_class, (
+            f"planted bug {variant.name} ({variant.bug_class}) is caught but the diagnosis names first "
+            f"{[(d['category'], d['name']) for d in diagnosis]}\n{run.describe()}"
         )
         return
     # the documented blind spot: this Triton computes right what the other one gets wrong

@@ -1,0 +1,337 @@
+"""Each diagnosis rule on hand-built records: the signature it names (positive) and a near miss it must not name.
+
+Records are built as the harness writes them (CaseParams, Check, WrongRow, TestRecord), so a rule that keys on
+anything but the record would fail here.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from reports import diagnosis as dg
+from reports.diagnosis import NO_PATTERN, POISON, diagnose
+from verdict.record import CaseParams, Check, TestRecord, WrongRow
+
+pytestmark = pytest.mark.nan_reports
+FAMILY_TEST = "tests/precision/test_families.py::test_case"
+CONTRACT = "tests/precision/test_wrapper_contract.py"
+
+
+def _params(family: str, case_id: str, shape: tuple[int, ...], layout: str = "", dtype: str = "fp32") -> CaseParams:
+    return CaseParams(family, case_id, dtype, layout, shape, "", 42)
+
+
+def _desc(shape: tuple[int, ...], offset: int = 0) -> str:
+    return f"shape {shape}, strides ({shape[-1] if shape else 1}, 1), offset {offset}, float32 on cpu"
+
+
+def case(family: str, case_id: str, shape: tuple[int, ...], rows: Sequence[tuple[int, int, str]] = (),
+         path: str = "wrapper", *, layout: str = "", problems: Sequence[str] = (), offset: int = 0,
+         nodeid: str = "", verdict: str = "", dtype: str = "fp32", message: str = "") -> TestRecord:
+    """One test with one check: passing when it has no wrong rows and no problems."""
+    wrong = tuple(WrongRow(i, e, g, label) for i, (e, g, label) in enumerate(rows) if e != g)
+    params = _params(family, case_id, shape, layout, dtype)
+    ok = not wrong and not problems
+    check_verdict = "pass" if ok else ("wrong_counts" if wrong else "side_effect")
+    check = Check(params, path, check_verdict, sum(e for e, _, _ in rows) if rows else 0,
+                  sum(g for _, g, _ in rows) if rows else 0, tuple(problems), wrong, None, _desc(shape, offset))
+    return TestRecord(nodeid or f"{FAMILY_TEST}[{case_id}-{path}]", "passed" if ok else "failed",
+                      verdict or check_verdict, params, 0.1, (check,), message if not ok else "")
+
+
+def _row(expected: int, got: int, label: str = "") -> tuple[int, int, str]:
+    return expected, got, label
+
+
+def categories(records: Sequence[TestRecord]) -> list[tuple[str, str]]:
+    return [(d.category, d.name) for d in diagnose(records)]
+
+
+def first(records: Sequence[TestRecord]) -> tuple[str, str]:
+    return categories(records)[0]
+
+
+# -- nothing to say, or nothing known -----------------------------------------------------------------------
+def test_passing_run_has_no_diagnosis() -> None:
+    assert diagnose([case("matrix", "fp32-prefix-1x128-nan0.5", (1, 128), [_row(64, 64)])]) == []
+
+
+def test_unknown_failure_is_no_known_pattern() -> None:
+    found = diagnose([TestRecord("t.py::test_x", "failed", "error", message="odd")])
+    assert [(d.category, d.name) for d in found] == [("unknown", NO_PATTERN)]
+
+
+def test_unexplained_failures_are_listed_after_the_diagnoses() -> None:
+    records = [case("padded", "fp32-padded-5x3000-stride3077", (5, 3000), [_row(10, 90)]),
+               TestRecord("t.py::test_x", "failed", "error", message="odd")]
+    found = diagnose(records)
+    assert found[0].category == "traversal" and found[-1].name == NO_PATTERN and found[-1].cases == ("test_x",)
+
+
+# -- accumulation --------------------------------------------------------------------------------------------
+def test_per_block_or() -> None:
+    records = [case("matrix", f"fp32-prefix-1x128-nan0.{i}", (1, 128), [_row(12 * i, 1)]) for i in (1, 5)]
+    records.append(case("matrix", "fp32-prefix-2x16384-nan1.0", (2, 16384), [_row(16384, 2), _row(16384, 2)]))
+    assert first(records) == ("accumulation", "flags summed as int1 (a per-block OR, not a count)")
+
+
+def test_per_block_or_near_miss_zero_counts() -> None:
+    """Counting 0 where NaNs are is not an OR (an OR gives at least 1): no int1 diagnosis."""
+    records = [case("matrix", f"fp32-prefix-2x5000-nan0.{i}", (2, 5000), [_row(500 * i, 0)]) for i in (1, 5)]
+    assert all(c != "accumulation" for c, _ in categories(records))
+
+
+def test_narrow_accumulator() -> None:
+    rows = [_row(n, n) for n in (1, 2048)] + [_row(4097, 4096), _row(70001, 4465)]
+    assert first([case("magnitudes", "fp32-magnitudes-21x70001", (21, 70001), rows)])[1].startswith("narrow")
+
+
+def test_narrow_accumulator_near_miss_small_counts_wrong() -> None:
+    rows = [_row(2, 1), _row(70001, 4465)]
+    assert all(not n.startswith("narrow") for _, n in categories([case("magnitudes", "m", (21, 70001), rows)]))
+
+
+# -- offsets -------------------------------------------------------------------------------------------------
+def _big(verdict: str = "crash", rows: Sequence[tuple[int, int, str]] = ()) -> TestRecord:
+    record = case("bigoffset", "fp32-bigoffset-3x4099-stride1073745920", (3, 4099), rows or [_row(1, 2)])
+    return record.with_(verdict=verdict, checks=() if verdict == "crash" else record.checks,
+                        message="worker 'gw0' crashed while running")
+
+
+def test_big_offsets_crash_beside_other_failures() -> None:
+    transposed = case("contract", "outside-transposed", (4, 16), [_row(5, 7)], layout="transposed",
+                      nodeid=f"{CONTRACT}::test_outside_domain_refused_or_counted[transposed]")
+    found = categories([_big(), _big().with_(nodeid=f"{FAMILY_TEST}[x-direct]"), transposed])
+    assert found[0][0] == "offsets" and found[1] == ("traversal", dg.column_stride([transposed]).name)  # type: ignore[union-attr]
+    assert all(c != "device" for c, _ in found), "a crash explained by 32-bit offsets is not also a device crash"
+
+
+def test_big_offsets_wrong_rows_past_2_31_only() -> None:
+    label = "row starts at element {:,}"
+    rows = [_row(100, 100, label.format(0)), _row(201, 201, label.format(2**30 + 4096)),
+            _row(302, 7, label.format(2**31 + 8192))]
+    assert first([_big("wrong_counts", rows)])[0] == "offsets"
+
+
+def test_big_offsets_near_miss_row_0_wrong_too() -> None:
+    label = "row starts at element {:,}"
+    rows = [_row(100, 3, label.format(0)), _row(302, 7, label.format(2**31 + 8192))]
+    assert all(c != "offsets" for c, _ in categories([_big("wrong_counts", rows)]))
+
+
+def test_storage_offset() -> None:
+    records = [case("contract", f"fp32-offset{o}-4x3000", (4, 3000), [_row(995, 995 + o)], offset=o) for o in (1, 3)]
+    records.append(case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 2500)]))
+    assert first(records)[1].startswith("the view's storage offset ignored")
+
+
+def test_storage_offset_near_miss_offset_zero_wrong_too() -> None:
+    records = [case("contract", "fp32-offset3-4x3000", (4, 3000), [_row(995, 998)], offset=3),
+               case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 2499)]),
+               case("matrix", "fp32-prefix-1x128-nan0.5", (1, 128), [_row(64, 64)])]
+    assert all(c != "offsets" for c, _ in categories(records))
+
+
+# -- predicate -----------------------------------------------------------------------------------------------
+def test_predicate_class_rows() -> None:
+    rows = [_row(0, 0, "+zero fp32 0x00000000"), _row(1000, 0, "-quiet_nan fp32 0xFFC00000"),
+            _row(0, 1000, "+inf fp32 0x7F800000")]
+    found = diagnose([case("ieee", "fp32-ieee-rows", (22, 1000), rows)])
+    assert found[0].category == "predicate" and "-quiet_nan fp32" in found[0].evidence and "+inf" in found[0].evidence
+
+
+def test_predicate_accepted_dtype_miscounted() -> None:
+    record = case("contract", "outside-dtype-float64", (2, 8), [_row(2, 0)], layout="dtype-float64", dtype="float64")
+    assert first([record]) == ("predicate", "the NaN predicate")
+
+
+def test_predicate_near_miss_or_counts_on_class_rows() -> None:
+    """A one-class NaN row counting 1 of 1000 is a per-block OR, not a class the predicate misses."""
+    rows = [_row(1000, 1, "+quiet_nan fp32 0x7FC00000"), _row(1000, 1, "-quiet_nan fp32 0xFFC00000")]
+    records = [case("ieee", "fp32-ieee-rows", (22, 1000), rows), case("ieee", "bf16-ieee-rows", (22, 1000), rows)]
+    assert [c for c, _ in categories(records)] == ["accumulation"]
+
+
+def test_predicate_near_miss_integer_dtype() -> None:
+    record = case("contract", "outside-dtype-int32", (2, 8), [_row(0, 3)], layout="dtype-int32", dtype="int32")
+    assert all(c != "predicate" for c, _ in categories([record]))
+
+
+# -- traversal -----------------------------------------------------------------------------------------------
+def test_tail_masked_lanes_counted() -> None:
+    records = [case("matrix", "fp32-prefix-2x5000-nan0.0", (2, 5000), [_row(0, 3192)]),
+               case("shapes", "fp32-shape-1x8191", (1, 8191), [_row(2096, 2097)])]
+    assert first(records) == ("traversal", "the last, partial block of a row (masked lanes counted)")
+
+
+def test_tail_with_a_passing_multiple() -> None:
+    records = [case("matrix", "fp32-prefix-2x5000-nan0.1", (2, 5000), [_row(500, 0)]),
+               case("matrix", "fp32-prefix-4x8192-nan0.5", (4, 8192), [_row(4096, 4096)])]
+    assert first(records) == ("traversal", "the last, partial block of a row (mask or loop bound)")
+
+
+def test_tail_near_miss_without_a_control() -> None:
+    """Ragged vocabs undercount but no multiple of the block ran: no partial-block claim."""
+    records = [case("matrix", "fp32-prefix-2x5000-nan0.1", (2, 5000), [_row(500, 0)])]
+    assert categories(records) == [("unknown", NO_PATTERN)]
+
+
+def test_block_sums() -> None:
+    records = [case("matrix", "fp32-prefix-2x16384-nan0.5", (2, 16384), [_row(8192, 0)]),
+               case("shapes", "fp32-shape-1x16385", (1, 16385), [_row(4047, 0)]),
+               case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 2500)])]
+    assert first(records) == ("traversal", "multi-block rows: blocks lost, overwritten or stepped wrong")
+
+
+def test_block_sums_near_miss_short_rows_fail_too() -> None:
+    records = [case("matrix", "fp32-prefix-2x16384-nan0.5", (2, 16384), [_row(8192, 0)]),
+               case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 0)]),
+               case("matrix", "fp32-prefix-1x128-nan0.5", (1, 128), [_row(64, 64)])]
+    assert all(not n.startswith("multi-block") for _, n in categories(records))
+
+
+def test_unread_lanes() -> None:
+    records = [case("matrix", "fp32-prefix-2x5000-nan1.0", (2, 5000), [_row(5000, 4096)])]
+    assert first(records) == ("traversal", "elements of each row never read (loop step, tile width or mask)")
+
+
+def test_unread_lanes_near_miss_not_all_nan() -> None:
+    records = [case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 2048)])]
+    assert categories(records) == [("unknown", NO_PATTERN)]
+
+
+def test_padding_counted() -> None:
+    records = [case("padded", "fp32-padded-5x3000-stride3077", (5, 3000), [_row(600, 677)], "direct")]
+    assert first(records) == ("traversal", "row stride (padding counted)")
+
+
+def test_padding_near_miss_undercount() -> None:
+    records = [case("padded", "fp32-padded-5x3000-stride3077", (5, 3000), [_row(600, 0)], "direct")]
+    assert all(not n.startswith("row stride") for _, n in categories(records))
+
+
+def test_column_stride() -> None:
+    record = case("contract", "outside-transposed", (4, 16), [_row(5, 7)], layout="transposed")
+    assert first([record]) == ("traversal", "column stride ignored (a non-unit inner stride read as contiguous)")
+
+
+def test_column_stride_near_miss_refused() -> None:
+    record = case("contract", "outside-transposed", (4, 16), [_row(5, 5)], layout="transposed")
+    assert diagnose([record]) == []
+
+
+def test_square() -> None:
+    records = [case("contract", f"fp32-square-{n}x{n}", (n, n), [_row(1, n), _row(n, 1)]) for n in (5, 96)]
+    records.append(case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 2500)]))
+    assert first(records)[1].startswith("square inputs")
+
+
+def test_square_near_miss_without_a_non_square_control() -> None:
+    records = [case("contract", "fp32-square-96x96", (96, 96), [_row(1, 96), _row(96, 1)])]
+    assert categories(records) == [("unknown", NO_PATTERN)]
+
+
+# -- output --------------------------------------------------------------------------------------------------
+def test_output_unwritten_rows() -> None:
+    records = [case("matrix", "fp32-prefix-2x5000-nan0.0", (2, 5000), [_row(0, POISON), _row(0, 0)], "direct")]
+    assert first(records)[0] == "output" and "never written" in first(records)[1]
+
+
+def test_output_added_into_poison() -> None:
+    records = [case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, POISON + 2500)], "direct")]
+    assert first(records)[0] == "output" and "added" in first(records)[1]
+
+
+def test_output_stray_store_and_malformed_result() -> None:
+    stray = case("contract", "fp32-guarded-9x8193", (9, 8193), [_row(5, 5)], "direct",
+                 problems=["kernel wrote 9 int32 slot(s) after its output (distance in slots: [56, 57])"])
+    malformed = case("matrix", "fp32-prefix-1x128-nan0.5", (1, 128), [_row(64, 64)],
+                     problems=["dtype torch.int64, expected torch.int32"])
+    assert first([stray])[0] == "output" and "outside the output" in first([stray])[1]
+    assert first([malformed])[0] == "output" and "malformed" in first([malformed])[1]
+
+
+def test_output_near_miss_wrong_counts_far_from_poison() -> None:
+    records = [case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 2499)], "direct")]
+    assert all(c != "output" for c, _ in categories(records))
+
+
+def _refilled(step_ok: Sequence[bool]) -> TestRecord:
+    checks = tuple(
+        Check(_params("contract", f"fp32-refilled-step{i}-6x5000", (6, 5000), "random"), "wrapper",
+              "pass" if ok else "wrong_counts", 10, 10 if ok else 9, (), () if ok else (WrongRow(0, 10, 9),))
+        for i, ok in enumerate(step_ok))
+    return TestRecord(f"{CONTRACT}::test_refilled_logits_buffer[fp32]", "failed", "wrong_counts", checks[0].params,
+                      0.1, checks, "AssertionError: wrong counts")
+
+
+def test_stale_outputs() -> None:
+    assert first([_refilled([True, False, False])]) == (
+        "output", "results reused across calls (a cached output, or a cache keyed on the address)")
+
+
+def test_stale_outputs_near_miss_first_call_wrong() -> None:
+    assert all(c != "output" for c, _ in categories([_refilled([False, False, False])]))
+
+
+# -- side effects and the contract ---------------------------------------------------------------------------
+def test_input_modified() -> None:
+    record = case("padded", "fp32-padded-5x3000-stride3077", (5, 3000), [_row(600, 600)], "direct",
+                  problems=["input or its row padding modified: 288 element(s) changed bits"])
+    assert first([record]) == ("side effects", "side effects: input or its row padding modified")
+
+
+def test_input_modified_near_miss_outside_domain() -> None:
+    """An outside-domain input reported modified is judged by its own rule, not as a side effect of in-domain use."""
+    record = case("contract", "outside-rank-1d", (7,), problems=["input modified"], layout="rank-1d")
+    assert all(c != "side effects" for c, _ in categories([record]))
+
+
+def test_copies() -> None:
+    record = case("contract", "fp32-padded-5x3000", (5, 3000), [_row(9, 9)], layout="padded",
+                  problems=["padded input copied (aten.clone.default)"])
+    assert first([record]) == ("contract", "padded rows copied instead of read in place")
+
+
+def test_copies_near_miss_storage_modified() -> None:
+    record = case("contract", "fp32-padded-5x3000", (5, 3000), [_row(9, 9)], layout="padded",
+                  problems=["the padded storage was modified"])
+    assert first([record])[0] == "side effects"
+
+
+def test_rank_accepted() -> None:
+    record = case("contract", "outside-rank-3d", (2, 3, 4), [_row(0, 0)], layout="rank-3d",
+                  problems=["shape (6,), expected (2, 3)"])
+    assert first([record])[0] == "contract" and "rank" in first([record])[1]
+
+
+def test_rank_accepted_near_miss_refused() -> None:
+    record = case("contract", "outside-rank-3d", (2, 3, 4), layout="rank-3d")
+    assert diagnose([record]) == []
+
+
+def test_empty_inputs() -> None:
+    record = TestRecord(f"{CONTRACT}::test_empty_batch[0]", "failed", "error",
+                        message="AssertionError: empty batch: got torch.float32 (0,) on cpu")
+    assert first([record])[0] == "contract"
+
+
+def test_empty_inputs_near_miss_other_test() -> None:
+    record = TestRecord(f"{CONTRACT}::test_emptyish[0]", "failed", "error", message="AssertionError")
+    assert categories([record]) == [("unknown", NO_PATTERN)]
+
+
+def test_refused() -> None:
+    params = _params("matrix", "fp32-prefix-1x128-nan0.5", (1, 128))
+    check = Check(params, "wrapper", "refused", 64, None, refusal="TypeError: no")
+    record = TestRecord(f"{FAMILY_TEST}[fp32-prefix-1x128-nan0.5-wrapper]", "failed", "refused", params,
+                        checks=(check,), message="TypeError: no")
+    assert first([record]) == ("contract", "in-domain input refused (an exception where counts were due)")
+
+
+def test_crash_not_explained_is_device() -> None:
+    params = _params("matrix", "fp32-prefix-1x128-nan0.5", (1, 128))
+    record = TestRecord(f"{FAMILY_TEST}[fp32-prefix-1x128-nan0.5-direct]", "failed", "crash", params,
+                        message="worker 'gw0' crashed while running")
+    assert first([record]) == ("device", "process crash")
