@@ -312,9 +312,9 @@ def stale_outputs(records: Sequence[TestRecord]) -> Diagnosis | None:
     calls, by a cached buffer or a cache keyed on the input's address."""
     hits = []
     for r in _failing(records):
-        shared = "same output buffer" in r.message
-        later = [c for c in r.checks if "-refilled-" in c.params.case_id or "-two-calls-" in c.params.case_id]
-        first_ok = bool(later) and later[0].ok and any(not c.ok for c in later[1:])
+        shared = "same output buffer" in r.message  # two calls handed back one tensor
+        steps = [c for c in r.checks if "-refilled-" in c.params.case_id]  # one buffer refilled, checked in order
+        first_ok = bool(steps) and steps[0].ok and any(not c.ok for c in steps[1:])
         if shared or first_ok:
             hits.append(r)
     if not hits:

@@ -335,3 +335,16 @@ def test_crash_not_explained_is_device() -> None:
     record = TestRecord(f"{FAMILY_TEST}[fp32-prefix-1x128-nan0.5-direct]", "failed", "crash", params,
                         message="worker 'gw0' crashed while running")
     assert first([record]) == ("device", "process crash")
+
+
+def test_stale_outputs_near_miss_two_calls_both_wrong() -> None:
+    """The two-calls test checks the second call first: a first call miscounted on its own is not a stale output."""
+    checks = (Check(_params("contract", "fp32-two-calls-second-4x3000", (4, 3000)), "wrapper", "pass", 0, 0),
+              Check(_params("contract", "fp32-two-calls-first-4x3000", (4, 3000)), "wrapper", "wrong_counts", 10, 1,
+                    (), (WrongRow(0, 10, 1),)))
+    record = TestRecord(f"{CONTRACT}::test_outputs_not_reused_across_calls[fp32]", "failed", "wrong_counts",
+                        checks[0].params, 0.1, checks, "AssertionError: case fp32-two-calls-first-4x3000: wrong counts")
+    assert all(c != "output" for c, _ in categories([record]))
+    shared = record.with_(checks=checks[:1], verdict="error",
+                          message="AssertionError: get_num_nans returned the same output buffer for two calls")
+    assert first([shared])[0] == "output"
