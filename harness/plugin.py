@@ -165,6 +165,27 @@ def _params_json(params: CaseParams) -> str:
     return json.dumps(params.to_dict())
 
 
+OUTPUT_LIMIT = 16_000  # characters of a test's captured output (and of its failure text) kept in its reports
+
+
+def _truncated(text: str) -> str:
+    if len(text) <= OUTPUT_LIMIT:
+        return text
+    return f"{text[:OUTPUT_LIMIT]}\n... [{len(text) - OUTPUT_LIMIT} more characters cut by nan-harness]"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+    """A kernel that prints megabytes must not make megabyte reports: captured output and failure text are cut."""
+    report = yield
+    report.sections = [(title, _truncated(content)) for title, content in report.sections]
+    if report.longrepr is not None and not isinstance(report.longrepr, tuple):
+        text = str(report.longrepr)
+        if len(text) > 4 * OUTPUT_LIMIT:
+            report.longrepr = _truncated(text)
+    return report
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     if TARGET_KEY not in config.stash:
         return []

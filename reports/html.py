@@ -178,17 +178,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(PrecisionHtml(config, config.stash[RUN_INFO_KEY]), "nan-precision-html")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Replace the previous HTML report by a page that says this run has not finished (pytest-html overwrites it)."""
-    config = session.config
+def write_placeholder(config: pytest.Config) -> None:
+    """Replace the previous HTML report by a page saying this run has not finished; pytest-html overwrites it at
+    the end. Called before anything can fail, so a usage error or a killed run never leaves an old report."""
     path = getattr(config.option, "htmlpath", None)
     if not path or not is_controller(config) or config.option.collectonly:
         return
     from pathlib import Path
 
+    target = Path(config.invocation_params.dir, path)
+    if target.is_dir():
+        raise pytest.UsageError(f"--html {target}: is a folder; give a file path")
     try:
-        write_text_atomic(Path(config.invocation_params.dir, path),
-                          PLACEHOLDER.format(started=escape(config.stash.get(STARTED_KEY, "?"))))
-    except OSError:
-        pass
+        write_text_atomic(target, PLACEHOLDER.format(started=escape(config.stash.get(STARTED_KEY, "?"))))
+    except OSError as exc:
+        raise pytest.UsageError(f"--html {target}: cannot be written: {exc}") from exc
