@@ -37,6 +37,8 @@ MARKERS: dict[str, str] = {
     "nan_fp32_full": "all 2^32 fp32 patterns; runs only with --nan-fp32-full",
     "nan_sweep": "exhaustive bit-pattern sweeps (fp16, bf16; fp32 sample; fp32 in full on demand)",
     "nan_bigoffset": "row offsets past 2^31 elements (large virtual allocations)",
+    "nan_aggregate": "aggregate_num_nans_per_request against its exact CPU reference, where the module has it",
+    "nan_vllm": "vLLM's callers hold the kernel under test (when vLLM is installed)",
 }
 
 
