@@ -100,6 +100,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[FAMILIES_KEY] = families
     if not hasattr(config, "workerinput"):
         gaps = (f"direct: not run, {target.kernel_skip_reason}",) if target.kernel_skip_reason else ()
+        if not callable(getattr(target.module, "aggregate_num_nans_per_request", None)):
+            gaps += (f"aggregate: not run, {target.module_name} has no aggregate_num_nans_per_request "
+                     "(newer upstream vLLM only)",)
         environment = collect_environment(target, backend)
         if setups:
             environment["Kernel setup"] = ", ".join(setups)

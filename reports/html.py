@@ -173,6 +173,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_metadata.plugin import metadata_key
 
     meta = config.stash[metadata_key]
+    for noise in ("Packages", "Plugins"):  # pytest's own versions push the verdict off the first screen
+        meta.pop(noise, None)
     for key, value in config.stash[RUN_INFO_KEY].environment.items():
         meta[key] = escape(value)  # pytest-html renders environment values as HTML
     config.pluginmanager.register(PrecisionHtml(config, config.stash[RUN_INFO_KEY]), "nan-precision-html")
