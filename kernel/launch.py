@@ -142,6 +142,6 @@ def tuning_for(device: torch.device, cores: int | None = None) -> Tuning:
         # grid <= vector cores (extra programs queue in batches), modest blocks for the 192 KB unified buffer
         return Tuning(n, split_rows=n, split_items=n, max_programs=n, row_block_bytes=8192, row_warps=4,
                       split_block_bytes=8192, split_warps=4)
-    # CUDA: one 16-byte load per thread per step; 8 items per SM when splitting; <= 8 resident programs per SM
-    return Tuning(n, split_rows=n, split_items=8 * n, max_programs=8 * n, row_block_bytes=8192, row_warps=16,
+    # CUDA: one 16-byte load per thread per step; about 8 items per SM when splitting; grid <= 32 programs per SM
+    return Tuning(n, split_rows=n, split_items=8 * n, max_programs=32 * n, row_block_bytes=8192, row_warps=16,
                   split_block_bytes=4096, split_warps=8)
