@@ -25,6 +25,7 @@ The grid is 1-D on every backend, so batches past CUDA's 65,535 limit on grid ax
 """
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 
@@ -46,6 +47,7 @@ class Tuning:
     row_warps: int
     split_block_bytes: int
     split_warps: int
+    pdl: bool = False  # launch stage 2 as a programmatic dependent of stage 1 (CUDA sm_90+)
 
     def block(self, element_size: int, split: bool) -> int:
         """Elements per loop step for this dtype (a power of two)."""
@@ -64,6 +66,7 @@ class LaunchPlan:
     block: int
     grid: int
     num_warps: int
+    pdl: bool = False
 
     @property
     def num_items(self) -> int:
@@ -74,6 +77,7 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of hashable arguments: decode loops repeat the same shapes
 def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tuning) -> LaunchPlan:
     """Choose the variant for a non-empty [num_reqs, vocab_size] input (see the module docstring)."""
     if num_reqs < 1 or vocab_size < 1:
@@ -92,7 +96,8 @@ def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tunin
     grid = min(items, tuning.max_programs)
     if grid < items:
         variant += "-loop"
-    return LaunchPlan(variant, num_reqs, vocab_size, num_chunks, chunk, block, grid, warps)
+    return LaunchPlan(variant, num_reqs, vocab_size, num_chunks, chunk, block, grid, warps,
+                      tuning.pdl and num_chunks > 1)
 
 
 def interpreting() -> bool:
@@ -100,19 +105,18 @@ def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
-def npu_vector_cores(device: torch.device) -> int:
+def npu_vector_cores(index: int) -> int:
     """Vector cores of an Ascend card: triton-ascend's driver first, then torch_npu, else a documented fallback."""
     try:
         import triton
 
-        props = triton.runtime.driver.active.utils.get_device_properties(device.index or 0)
-        cores = int(props.get("num_vectorcore", 0))
+        cores = int(triton.runtime.driver.active.utils.get_device_properties(index).get("num_vectorcore", 0))
         if cores > 0:
             return cores
-    except Exception:  # driver without that property, or no NPU driver active
+    except Exception:  # a driver without that property, or no NPU driver active
         pass
     try:
-        cores = int(getattr(torch.npu.get_device_properties(device), "vector_core_num", 0))
+        cores = int(getattr(torch.npu.get_device_properties(index), "vector_core_num", 0))
         if cores > 0:
             return cores
     except Exception:
@@ -120,28 +124,67 @@ def npu_vector_cores(device: torch.device) -> int:
     return NPU_FALLBACK_CORES
 
 
+def backend_kind(device: torch.device) -> str:
+    """'interpreter', 'cuda' or 'npu': which tuning table applies."""
+    if interpreting() or device.type not in ("cuda", "npu"):
+        return "interpreter"
+    return device.type
+
+
+def _has_gdc() -> bool:
+    """Triton exposes griddepcontrol (programmatic dependent launch) for NVIDIA."""
+    try:
+        from triton.language.extra.cuda import gdc_wait  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=64)
+def _card(kind: str, index: int) -> tuple[int, bool]:
+    """(cores, programmatic dependent launch) of one card: device facts, queried once per card."""
+    if kind == "cuda":
+        props = torch.cuda.get_device_properties(index)
+        return int(props.multi_processor_count), props.major >= 9 and _has_gdc()
+    if kind == "npu":
+        return npu_vector_cores(index), False
+    return INTERPRETER_CORES, False
+
+
+def _index(device: torch.device) -> int:
+    if device.index is not None:
+        return device.index
+    return int(torch.cuda.current_device() if device.type == "cuda" else torch.npu.current_device())
+
+
 def device_cores(device: torch.device) -> int:
     """Cores a grid should be sized to: SMs on CUDA, vector cores on NPU, a small constant in the interpreter."""
-    if interpreting() or device.type == "cpu":
-        return INTERPRETER_CORES
-    if device.type == "cuda":
-        return int(torch.cuda.get_device_properties(device).multi_processor_count)
-    if device.type == "npu":
-        return npu_vector_cores(device)
-    return INTERPRETER_CORES
+    kind = backend_kind(device)
+    return _card(kind, 0 if kind == "interpreter" else _index(device))[0]
 
 
 def tuning_for(device: torch.device, cores: int | None = None) -> Tuning:
-    """The knobs for a backend; `cores` overrides the device query. Values from H200 sweeps (README, Benchmark)."""
-    n = device_cores(device) if cores is None else cores
-    if interpreting() or device.type not in ("cuda", "npu"):
+    """The knobs for a backend; `cores` overrides the device query (and turns dependent launch off)."""
+    kind = backend_kind(device)
+    if cores is None:
+        cores, pdl = _card(kind, 0 if kind == "interpreter" else _index(device))
+    else:
+        pdl = False
+    return _tuning(kind, cores, pdl)
+
+
+@functools.lru_cache(maxsize=64)
+def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
+    """The tuning table; values from sweeps on an H200 (README, Benchmark)."""
+    if kind == "interpreter":
         # small blocks and a 4-program cap, so the CPU suite runs every variant, loops included
         return Tuning(n, split_rows=2 * n, split_items=2 * n, max_programs=n, row_block_bytes=4096, row_warps=4,
                       split_block_bytes=4096, split_warps=4)
-    if device.type == "npu":
+    if kind == "npu":
         # grid <= vector cores (extra programs queue in batches), modest blocks for the 192 KB unified buffer
         return Tuning(n, split_rows=n, split_items=n, max_programs=n, row_block_bytes=8192, row_warps=4,
                       split_block_bytes=8192, split_warps=4)
-    # CUDA: one 16-byte load per thread per step; about 8 items per SM when splitting; grid <= 32 programs per SM
+    # CUDA: one 16-byte load per thread per step; about 8 items per SM when splitting; grid <= 32 programs per SM;
+    # stage 2 of a split launched as a programmatic dependent of stage 1 where the card has it (sm_90+)
     return Tuning(n, split_rows=n, split_items=8 * n, max_programs=32 * n, row_block_bytes=8192, row_warps=16,
-                  split_block_bytes=4096, split_warps=8)
+                  split_block_bytes=4096, split_warps=8, pdl=pdl)

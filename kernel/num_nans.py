@@ -10,6 +10,11 @@ import triton.language as tl
 from kernel.launch import LaunchPlan, plan_launch, tuning_for
 from kernel.predicate import is_nan_i32
 
+try:  # griddepcontrol (programmatic dependent launch): NVIDIA only, used under a constexpr switch
+    from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+except ImportError:  # triton-ascend
+    gdc_launch_dependents = gdc_wait = None
+
 BLOCK_SIZE = 8192
 SUPPORTED_DTYPES: tuple[torch.dtype, ...] = (torch.float32, torch.bfloat16, torch.float16)
 
@@ -31,9 +36,12 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
 
 @triton.jit
 def _count_items_kernel(
-    logits_ptr, logits_stride, counts_ptr, vocab_size, num_items, num_chunks, chunk, BLOCK: tl.constexpr
+    logits_ptr, logits_stride, counts_ptr, vocab_size, num_items, num_chunks, chunk, BLOCK: tl.constexpr,
+    PDL: tl.constexpr = False,
 ):
     """Count NaNs of items (row, chunk) pid, pid+grid, ...; one int32 store per item, so no atomics are needed."""
+    if PDL:
+        gdc_launch_dependents()  # stage 2 may be scheduled now; it waits for this grid's stores (gdc_wait)
     pid = tl.program_id(0)
     grid = tl.num_programs(0)
     for item in range(pid, num_items, grid):
@@ -50,8 +58,12 @@ def _count_items_kernel(
 
 
 @triton.jit
-def _sum_partials_kernel(partials_ptr, out_ptr, num_reqs, num_chunks, ROWS: tl.constexpr, CHUNKS: tl.constexpr):
+def _sum_partials_kernel(
+    partials_ptr, out_ptr, num_reqs, num_chunks, ROWS: tl.constexpr, CHUNKS: tl.constexpr, PDL: tl.constexpr = False
+):
     """Stage 2 of the split: each row's partial counts summed in one fixed order (exact, deterministic)."""
+    if PDL:
+        gdc_wait()  # stage 1 complete and its stores visible
     rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
     cols = tl.arange(0, CHUNKS)
     mask = (rows[:, None] < num_reqs) & (cols[None, :] < num_chunks)
@@ -91,18 +103,25 @@ def plan_for(logits: torch.Tensor, cores: int | None = None) -> LaunchPlan:
 
 def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
     """Launch one plan on a checked, non-empty input; returns a fresh int32 [num_reqs] tensor."""
-    out = torch.empty(plan.num_reqs, dtype=torch.int32, device=logits.device)
-    counts = out if plan.num_chunks == 1 else torch.empty(plan.num_items, dtype=torch.int32, device=logits.device)
-    _count_items_kernel[(plan.grid,)](
-        logits, logits.stride(0), counts, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk,
-        BLOCK=plan.block, num_warps=plan.num_warps,
-    )
-    if plan.num_chunks > 1:
-        chunks = triton.next_power_of_2(plan.num_chunks)
-        rows = max(1, min(triton.next_power_of_2(plan.num_reqs), 4096 // chunks))
-        _sum_partials_kernel[(triton.cdiv(plan.num_reqs, rows),)](
-            counts, out, plan.num_reqs, plan.num_chunks, ROWS=rows, CHUNKS=chunks
+    if plan.num_chunks == 1:
+        out = torch.empty(plan.num_reqs, dtype=torch.int32, device=logits.device)
+        _count_items_kernel[(plan.grid,)](
+            logits, logits.stride(0), out, plan.vocab_size, plan.num_items, 1, plan.chunk,
+            BLOCK=plan.block, num_warps=plan.num_warps,
         )
+        return out
+    buf = torch.empty(plan.num_reqs + plan.num_items, dtype=torch.int32, device=logits.device)  # one allocation
+    out, partials = buf[: plan.num_reqs], buf[plan.num_reqs :]
+    pdl = {"PDL": True, "launch_pdl": True} if plan.pdl else {}
+    _count_items_kernel[(plan.grid,)](
+        logits, logits.stride(0), partials, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk,
+        BLOCK=plan.block, num_warps=plan.num_warps, **({"PDL": True} if plan.pdl else {}),
+    )
+    chunks = triton.next_power_of_2(plan.num_chunks)
+    rows = max(1, min(triton.next_power_of_2(plan.num_reqs), 4096 // chunks))
+    _sum_partials_kernel[(triton.cdiv(plan.num_reqs, rows),)](
+        partials, out, plan.num_reqs, plan.num_chunks, ROWS=rows, CHUNKS=chunks, **pdl
+    )
     return out
 
 
