@@ -8,14 +8,15 @@ Variants (the plan's `variant`):
   rows        one chunk per row, grid = rows: each program owns whole rows and stores the row's count
               directly into the output (one launch). Chosen when the batch alone fills the device.
   rows-loop   the same, with grid capped at `max_programs`: each program loops over several rows.
-  split       rows are cut into `num_chunks` chunks so that rows * chunks >= `split_items` items; stage 1
+  split       rows are cut into `num_chunks` chunks so that rows * chunks <= `split_items` items; stage 1
               writes a partial count per item into an int32 [rows, chunks] buffer, stage 2 sums each row's
               partials in a fixed order (integer sums: exact and deterministic). Chosen for short batches.
   split-loop  the same with stage 1's grid capped at `max_programs`.
 
 Switch points (with the device's tuning `t`, `blocks = cdiv(vocab, t.block(element_size, split=True))`):
-  split when   rows < t.split_rows and blocks >= 2; chunks = min(blocks, cdiv(t.split_items, rows))
-  rows when    rows >= t.split_rows, or the vocabulary fits one split block
+  split when   rows < t.split_rows and chunks = min(blocks, t.split_items // rows) >= 2
+  rows when    rows >= t.split_rows, or fewer than 2 chunks fit (one split block of vocabulary, or
+               rows > t.split_items / 2)
   -loop when   items (rows * chunks) > t.max_programs
 
 Backends: CUDA sizes `split_rows`, `split_items` and `max_programs` from the SM count; triton-ascend (NPU) maps a grid
@@ -84,7 +85,7 @@ def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tunin
         raise ValueError(f"plan_launch needs a non-empty input, got {num_reqs} x {vocab_size}")
     split_block = tuning.block(element_size, split=True)
     blocks = _cdiv(vocab_size, split_block)
-    chunks = min(blocks, _cdiv(tuning.split_items, num_reqs)) if num_reqs < tuning.split_rows else 1
+    chunks = min(blocks, max(1, tuning.split_items // num_reqs)) if num_reqs < tuning.split_rows else 1
     if chunks >= 2:
         chunk = _cdiv(blocks, chunks) * split_block
         num_chunks = _cdiv(vocab_size, chunk)
@@ -178,13 +179,15 @@ def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
     """The tuning table; values from sweeps on an H200 (README, Benchmark)."""
     if kind == "interpreter":
         # small blocks and a 4-program cap, so the CPU suite runs every variant, loops included
-        return Tuning(n, split_rows=2 * n, split_items=2 * n, max_programs=n, row_block_bytes=4096, row_warps=4,
+        return Tuning(n, split_rows=2 * n, split_items=4 * n, max_programs=n, row_block_bytes=4096, row_warps=4,
                       split_block_bytes=4096, split_warps=4)
     if kind == "npu":
-        # grid <= vector cores (extra programs queue in batches), modest blocks for the 192 KB unified buffer
+        # grid <= vector cores (extra programs queue in batches), modest blocks for the 192 KB unified buffer;
+        # one wave, so a split pays only while 2+ chunks per row fit (rows <= cores / 2)
         return Tuning(n, split_rows=n, split_items=n, max_programs=n, row_block_bytes=8192, row_warps=4,
                       split_block_bytes=8192, split_warps=4)
-    # CUDA: one 16-byte load per thread per step; about 8 items per SM when splitting; grid <= 32 programs per SM;
-    # stage 2 of a split launched as a programmatic dependent of stage 1 where the card has it (sm_90+)
-    return Tuning(n, split_rows=n, split_items=8 * n, max_programs=32 * n, row_block_bytes=8192, row_warps=16,
+    # CUDA: one 16-byte load per thread per step; up to 8 items per SM when splitting; grid <= 8 programs per SM
+    # (two waves of 16-warp programs; more rows loop); stage 2 of a split launched as a programmatic dependent of
+    # stage 1 where the card has it (sm_90+)
+    return Tuning(n, split_rows=n, split_items=8 * n, max_programs=8 * n, row_block_bytes=8192, row_warps=16,
                   split_block_bytes=4096, split_warps=8, pdl=pdl)
