@@ -30,16 +30,18 @@ def device_name(device: str) -> str:
 
 
 def git_commit(path: Path) -> str:
-    """HEAD of the checkout holding path; NAN_BENCH_COMMIT when there is no .git (a copied tree)."""
+    """NAN_BENCH_COMMIT when set (a tree copied without its .git, or inside another checkout), else HEAD of the
+    checkout holding path ('-dirty' with uncommitted changes to tracked files), else 'unknown'."""
+    if os.environ.get("NAN_BENCH_COMMIT"):
+        return os.environ["NAN_BENCH_COMMIT"]
     try:
-        out = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=True
-        )
+        head = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
         dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
                                capture_output=True, text=True, timeout=10).stdout.strip()
-        return out.stdout.strip() + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
-        return os.environ.get("NAN_BENCH_COMMIT", "unknown")
+        return "unknown"
+    return head + ("-dirty" if dirty else "")
 
 
 def environment(device: str, kernel_module: str, kernel_file: str, cores: int) -> dict[str, object]:
