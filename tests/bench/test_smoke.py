@@ -15,6 +15,13 @@ from bench.report import html_link_fragment
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(autouse=True)
+def _cpu_backend_only(device: str) -> None:
+    """The smoke run is the CPU backend's form of the benchmark (an accelerator runs the real one, tox -e bench-*)."""
+    if device != "cpu":
+        pytest.skip("CPU-interpreter smoke run: part of --device cpu runs")
+
+
 def _bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TRITON_INTERPRET": "1"}
     return subprocess.run(
