@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     device = resolve_device(args.device)
     from bench import SCHEMA, plot, report, shapes
     from bench.env import environment
-    from bench.measure import Setup, VerificationError, summarize, time_floor, time_shape, verify
+    from bench.measure import Setup, VerificationError, gbps, summarize, time_floor, time_shape, verify
     from bench.targets import check_targets
     from kernel.launch import device_cores
 
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         timed.append((shape, time_shape(setup, shape)))
         print(f"timed {shape.key}", flush=True)
     floor_us = min(floor_before, time_floor(setup))
-    peak = max(t["us"]["roofline"] and s.bytes / (t["us"]["roofline"] * 1e3) for s, t in timed)
+    peak = max(gbps(s.bytes, t["us"]["roofline"]) for s, t in timed)
     rows = [summarize(s, t, floor_us, peak) for s, t in timed]
     out = Path(args.out)
     plot_path = out.with_suffix(".png") if args.plot is None else (Path(args.plot) if args.plot else None)

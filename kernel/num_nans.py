@@ -110,9 +110,9 @@ def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
             BLOCK=plan.block, num_warps=plan.num_warps,
         )
         return out
-    buf = torch.empty(plan.num_reqs + plan.num_items, dtype=torch.int32, device=logits.device)  # one allocation
+    # one allocation: the output is the front of a buffer whose tail holds the partial counts
+    buf = torch.empty(plan.num_reqs + plan.num_items, dtype=torch.int32, device=logits.device)
     out, partials = buf[: plan.num_reqs], buf[plan.num_reqs :]
-    pdl = {"PDL": True, "launch_pdl": True} if plan.pdl else {}
     _count_items_kernel[(plan.grid,)](
         logits, logits.stride(0), partials, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk,
         BLOCK=plan.block, num_warps=plan.num_warps, **({"PDL": True} if plan.pdl else {}),
@@ -120,7 +120,8 @@ def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
     chunks = triton.next_power_of_2(plan.num_chunks)
     rows = max(1, min(triton.next_power_of_2(plan.num_reqs), 4096 // chunks))
     _sum_partials_kernel[(triton.cdiv(plan.num_reqs, rows),)](
-        partials, out, plan.num_reqs, plan.num_chunks, ROWS=rows, CHUNKS=chunks, **pdl
+        partials, out, plan.num_reqs, plan.num_chunks, ROWS=rows, CHUNKS=chunks,
+        **({"PDL": True, "launch_pdl": True} if plan.pdl else {}),
     )
     return out
 
@@ -129,9 +130,9 @@ def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
     """Count NaNs per row; int32 [num_reqs] on logits' device. Rows may be padded (stride(0) >= vocab).
 
     The launch is chosen per input by kernel.launch.plan_launch: short batches split each row's vocabulary
-    over many programs and sum the partial counts in a second small kernel; batches that fill the device
-    get whole rows per program in one launch. Every variant stores plain int32 counts (no atomics), so the
-    same input gives the same counts on every call.
+    over many programs and sum the partial counts in a second small kernel (a programmatic dependent launch
+    on sm_90+); batches that fill the device get whole rows per program in one launch. Every variant stores
+    plain int32 counts (no atomics), so the same input gives the same counts on every call.
     """
     _check_input(logits)
     num_reqs, vocab_size = logits.shape
