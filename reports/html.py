@@ -156,7 +156,24 @@ def render_summary(config: pytest.Config, session: pytest.Session) -> str:
     finished, how = ended(exitstatus, ran, collector.collected)
     return summary.render(records, info.families, kernel=info.kernel_module, backend=info.backend,
                           finished=finished, ended=how, gaps=info.coverage_gaps,
-                          diagnosis=render_diagnosis(diagnose(records)))
+                          diagnosis=render_diagnosis(diagnose(records)) + bench_link(config))
+
+
+def bench_link(config: pytest.Config) -> str:
+    """A link to the speed plot when a bench.json with its plot sits beside this HTML report (python -m bench)."""
+    from pathlib import Path
+
+    html_path = getattr(config.option, "htmlpath", None)
+    if not html_path:
+        return ""
+    bench_json = Path(config.invocation_params.dir, html_path).parent / "bench.json"
+    if not bench_json.is_file():
+        return ""
+    try:
+        from bench.report import html_link_fragment
+    except ImportError:
+        return ""
+    return html_link_fragment(bench_json) or ""
 
 
 PLACEHOLDER = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>NaN-count precision: not finished</title></head>
