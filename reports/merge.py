@@ -1,4 +1,5 @@
-"""python -m reports.merge OUT_DIR SHARD_DIR...: one results.json, junit.xml and precision.html from pytest-split shards.
+"""python -m reports.merge OUT_DIR SHARD_DIR...: one results.json, junit.xml and precision.html from pytest-split
+shards.
 
 Each SHARD_DIR is what one shard (`--splits N --group i`) left: results.json (reports.plugin records the shard's
 group, split count, splitting algorithm, durations-file digest and selection in it), junit.xml and its own
@@ -80,7 +81,8 @@ def check(shards: Sequence[Shard]) -> None:
             if s.info.get(key) != first.info.get(key):
                 raise MergeError(f"shards were split differently: {key} is {first.info.get(key)!r} in {first.label} "
                                  f"but {s.info.get(key)!r} in {s.label}")
-    identity = (("kernel", lambda d: d.get("kernel")), ("kernel commit", lambda d: d["environment"].get("Kernel commit")),
+    identity = (("kernel", lambda d: d.get("kernel")),
+                ("kernel commit", lambda d: (d.get("environment") or {}).get("Kernel commit")),
                 ("backend", lambda d: d.get("backend")))
     for name, value_of in identity:
         known = [(s, value_of(s.doc)) for s in shards if value_of(s.doc) is not None]
@@ -91,7 +93,8 @@ def check(shards: Sequence[Shard]) -> None:
     seen: dict[int, Shard] = {}
     for s in shards:
         if s.group in seen:
-            raise MergeError(f"shard group {s.group}/{s.info['splits']} given twice: {seen[s.group].folder} and {s.folder}")
+            raise MergeError(f"shard group {s.group}/{s.info['splits']} given twice: "
+                             f"{seen[s.group].folder} and {s.folder}")
         seen[s.group] = s
     splits = int(first.info["splits"])
     missing = sorted(set(range(1, splits + 1)) - set(seen))

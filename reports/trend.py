@@ -206,7 +206,8 @@ def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
         commit = (f"kernel commit changed: <code>{_t(short(ch.before.commit))}</code> &rarr; "
                   f"<code>{_t(short(ch.after.commit))}</code>" if ch.commit_changed
                   else f"same kernel commit <code>{_t(short(ch.after.commit))}</code>")
-        partial = "" if ch.before.finished and ch.after.finished else " (a night did not finish: the lists may be partial)"
+        partial = ("" if ch.before.finished and ch.after.finished
+                   else " (a night did not finish: the lists may be partial)")
         failing = "".join(f"<li><b>{_t(c.get('verdict', c.get('outcome')))}</b> <code>{_t(c['nodeid'])}</code> "
                           f"(was {_t(c['was'])}): {_t(why(c))}</li>" for c in ch.newly_failing)
         fixed = "".join(f"<li><code>{_t(c['nodeid'])}</code> (was {_t(c['was'])})</li>" for c in ch.newly_fixed)
@@ -235,7 +236,8 @@ def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
         ".nan-commit-changed{background:#fff3c4}</style></head><body>\n"
         f"<h1>NaN-count nightly trend</h1><p>{len(history)} night(s) under <code>{_t(root)}</code>, oldest first</p>\n"
         f'<p><img src="{_t(png)}" alt="verdicts per night and benchmark ratios"></p>\n'
-        f"<h2>Nights</h2>\n{table}\n<h2>Changes between consecutive nights</h2>\n{''.join(sections) or '<p>one night only</p>'}\n"
+        f"<h2>Nights</h2>\n{table}\n<h2>Changes between consecutive nights</h2>\n"
+        f"{''.join(sections) or '<p>one night only</p>'}\n"
         f"{bench}\n</body></html>\n"
     )
 

@@ -2,7 +2,6 @@
 case, with the same summary block; shards that cannot be merged honestly are refused with exit 2."""
 from __future__ import annotations
 
-import copy
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor

@@ -100,8 +100,8 @@ def test_previous_night_skips_unfinished_and_foreign_nights_and_says_so(tmp_path
     assert none.folder is None and "no previous night" in none.lines()[-1]
 
 
-def test_accelerator_night_uses_every_card_the_long_sweeps_and_the_benchmark(tmp_path: Path,
-                                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_accelerator_night_uses_every_card_the_long_sweeps_and_the_benchmark(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     put_night(tmp_path, "2026-07-01", results_doc({A: "passed", B: "passed"}), bench=True)
     runner = FakeRunner(results_doc({A: "passed", B: "passed"}), bench_compare_code=1)
     code = run(["--device", "cuda", "--root", str(tmp_path), "--night", "2026-07-02",
