@@ -124,8 +124,11 @@ class GenCase:
         return (f"gen-s{self.seed}-{self.dtype}-{self.rows}x{self.vocab}-stride{self.stride}-off{self.offset}"
                 f"-tail{self.tail}-nan{self.frac}-{self.nans}-{self.background}")
 
-    def __repr__(self) -> str:  # what hypothesis prints for a falsifying example: the id, rerunnable
+    def __repr__(self) -> str:  # a failing example prints as its id: parse('gen-...')
         return f"parse({str(self)!r})"
+
+    def _repr_pretty_(self, printer: object, cycle: bool) -> None:  # hypothesis's printer (else it lists fields)
+        printer.text(repr(self))  # type: ignore[attr-defined]
 
 
 def parse(case_id: str) -> GenCase:

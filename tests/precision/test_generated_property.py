@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, Phase, given, note, settings
 
 from cases.families.generated import GenCase, build
 from cases.strategies import gen_cases, property_budget
@@ -23,6 +23,8 @@ from harness.target import PATHS, KernelUnderTest, run_path
 from verdict.record import DEVICE_FAULT, PASS, REFUSED, CaseParams, Check
 
 pytestmark = pytest.mark.nan_property
+# no explain phase: it traces every line the failing example runs, which the Triton interpreter makes very slow
+PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
 
 
 def property_params(case: GenCase) -> CaseParams:
@@ -54,7 +56,7 @@ def test_generated_cases_count_exactly(
     failures: list[Check] = []  # hypothesis replays the shrunk example last: failures[-1] is the minimal one
     seen = {"examples": 0, "nans": 0}
 
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None, print_blob=False,
+    @settings(max_examples=examples, derandomize=True, database=None, deadline=None, print_blob=False, phases=PHASES,
               suppress_health_check=list(HealthCheck))
     @given(case=gen_cases(property_budget(backend.name)))
     def counts_exactly(case: GenCase) -> None:
