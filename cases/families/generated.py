@@ -8,7 +8,7 @@ and `parse(id)` gives the record back, so any case, drawn here or shrunk by the 
 
 The family's own cases come from a seeded PRNG (`--nan-gen-seed`, default 8; `--nan-gen-cases`, default 10 on the
 CPU, 200 on accelerators), within a cost budget: the Triton interpreter pays per block iteration
-(rows x ceil(vocab / 8192)), so the CPU keeps each case to 128 of them; accelerators get rows into the thousands
+(rows x ceil(vocab / 8192)), so the CPU keeps each case to 96 of them; accelerators get rows into the thousands
 and vocabularies past 262,144 together.
 
 The input is a [R, V] view at row stride S = V + pad, starting O elements into one allocation that continues T
@@ -69,7 +69,7 @@ class Budget:
     elements: int
 
 
-CPU_BUDGET = Budget(128, 1 << 21)  # about 1M lanes: well under a second per path on the interpreter
+CPU_BUDGET = Budget(96, 1 << 21)  # under 1M lanes: well under a second per path on the interpreter
 DEVICE_BUDGET = Budget(1 << 22, 1 << 28)  # 2^28 elements: 1 GiB of fp32 storage
 
 
