@@ -58,7 +58,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--nan-fp32-full", action="store_true",
                     help="also sweep all 2^32 fp32 patterns (minutes on the CPU interpreter; seconds on a GPU)")
     group.addoption("--nan-gen-cases", type=int, default=None, metavar="N",
-                    help="cases the generated family draws from its seed (default 10 on the CPU, 200 on accelerators)")
+                    help="cases the generated family draws from its seed (default 10 on the CPU, 100 on accelerators)")
     group.addoption("--nan-gen-seed", type=int, default=8, metavar="SEED",
                     help="seed the generated family draws its cases from. Default: 8")
     group.addoption("--nan-gen-case", action="append", default=[], metavar="ID",
