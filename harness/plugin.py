@@ -37,6 +37,9 @@ MARKERS: dict[str, str] = {
     "nan_fp32_full": "all 2^32 fp32 patterns; runs only with --nan-fp32-full",
     "nan_sweep": "exhaustive bit-pattern sweeps (fp16, bf16; fp32 sample; fp32 in full on demand)",
     "nan_bigoffset": "row offsets past 2^31 elements (large virtual allocations)",
+    "nan_aggregate": "aggregate_num_nans_per_request against its exact CPU reference, where the module has it",
+    "nan_vllm": "vLLM's callers hold the kernel under test (when vLLM is installed)",
+    "nan_property": "hypothesis property test over generated cases (--nan-hypothesis-examples per path)",
 }
 
 
@@ -56,6 +59,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="extra case-family module (exposing FAMILY) to run besides cases.families; repeatable")
     group.addoption("--nan-fp32-full", action="store_true",
                     help="also sweep all 2^32 fp32 patterns (minutes on the CPU interpreter; seconds on a GPU)")
+    group.addoption("--nan-gen-cases", type=int, default=None, metavar="N",
+                    help="cases the generated family draws from its seed (default 10 on the CPU, 100 on accelerators)")
+    group.addoption("--nan-gen-seed", type=int, default=8, metavar="SEED",
+                    help="seed the generated family draws its cases from. Default: 8")
+    group.addoption("--nan-gen-case", action="append", default=[], metavar="ID",
+                    help="also run the generated case with this id (e.g. a failure the property test shrank to: "
+                         "select it with -k ID); repeatable")
+    group.addoption("--nan-hypothesis-examples", type=int, default=10, metavar="N",
+                    help="examples the hypothesis property test draws per path, derandomized (default 10: seconds "
+                         "on the CPU; nightlies 500, accelerators 2000)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -98,6 +111,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[FAMILIES_KEY] = families
     if not hasattr(config, "workerinput"):
         gaps = (f"direct: not run, {target.kernel_skip_reason}",) if target.kernel_skip_reason else ()
+        if not callable(getattr(target.module, "aggregate_num_nans_per_request", None)):
+            gaps += (f"aggregate: not run, {target.module_name} has no aggregate_num_nans_per_request "
+                     "(newer upstream vLLM only)",)
         environment = collect_environment(target, backend)
         if setups:
             environment["Kernel setup"] = ", ".join(setups)
@@ -128,7 +144,13 @@ def _check_interpreter() -> None:
 def context(config: pytest.Config) -> Context:
     """What families may vary their cases by, for this run."""
     backend = config.stash[BACKEND_KEY]
-    return Context(backend.name, backend.batch_rows, (("fp32_full", config.getoption("--nan-fp32-full")),))
+    options = (
+        ("fp32_full", config.getoption("--nan-fp32-full")),
+        ("gen_cases", config.getoption("--nan-gen-cases")),
+        ("gen_seed", config.getoption("--nan-gen-seed")),
+        ("gen_case_ids", tuple(config.getoption("--nan-gen-case"))),
+    )
+    return Context(backend.name, backend.batch_rows, options)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -163,6 +185,27 @@ def _params_json(params: CaseParams) -> str:
     import json
 
     return json.dumps(params.to_dict())
+
+
+OUTPUT_LIMIT = 16_000  # characters of a test's captured output (and of its failure text) kept in its reports
+
+
+def _truncated(text: str) -> str:
+    if len(text) <= OUTPUT_LIMIT:
+        return text
+    return f"{text[:OUTPUT_LIMIT]}\n... [{len(text) - OUTPUT_LIMIT} more characters cut by nan-harness]"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+    """A kernel that prints megabytes must not make megabyte reports: captured output and failure text are cut."""
+    report = yield
+    report.sections = [(title, _truncated(content)) for title, content in report.sections]
+    if report.longrepr is not None and not isinstance(report.longrepr, tuple):
+        text = str(report.longrepr)
+        if len(text) > 4 * OUTPUT_LIMIT:
+            report.longrepr = _truncated(text)
+    return report
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:

@@ -104,9 +104,13 @@ _INT_VIEW = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 
 def _span(logits: torch.Tensor) -> torch.Tensor:
-    """Every element of storage from the view's first to its last, padding between rows included, when small."""
+    """The input's whole storage when small (before a view's offset, between rows, after its end), else every
+    element from the view's first to its last, padding between rows included, when that is small."""
     if logits.numel() == 0 or logits.dim() != 2 or min(logits.stride()) < 0:
         return logits
+    whole = logits.untyped_storage().nbytes() // logits.element_size()
+    if logits.numel() <= whole <= SNAPSHOT_LIMIT:
+        return logits.as_strided((whole,), (1,), 0)
     rows, cols = logits.shape
     length = (rows - 1) * logits.stride(0) + (cols - 1) * logits.stride(1) + 1
     if length > SNAPSHOT_LIMIT or length < logits.numel():
@@ -150,6 +154,7 @@ def run_path(target: KernelUnderTest, path: str, logits: torch.Tensor) -> Launch
     after = bits_snapshot(logits)
     if not torch.equal(before, after):
         changed = int((before != after).sum())
-        where = "input or its row padding" if before.numel() != logits.numel() else "input"
+        where = "input or the storage around it (row padding, before or after the view)" \
+            if before.numel() != logits.numel() else "input"
         effects.append(f"{where} modified: {changed} element(s) changed bits")
     return Launch(counts, tuple(effects))

@@ -1,4 +1,4 @@
-"""Per-row NaN count of a 2-D logits tensor: the anchor kernel, hardened, and its wrapper."""
+"""Per-row NaN count of a 2-D logits tensor: the anchor kernel (direct path), the planned launches, the wrapper."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,13 @@ import torch
 import triton
 import triton.language as tl
 
+from kernel.launch import LaunchPlan, plan_launch, tuning_for
 from kernel.predicate import is_nan_i32
+
+try:  # griddepcontrol (programmatic dependent launch): NVIDIA only, used under a constexpr switch
+    from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
+except ImportError:  # triton-ascend
+    gdc_launch_dependents = gdc_wait = None
 
 BLOCK_SIZE = 8192
 SUPPORTED_DTYPES: tuple[torch.dtype, ...] = (torch.float32, torch.bfloat16, torch.float16)
@@ -26,6 +32,43 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
         is_nan = is_nan_i32(x)
         num_nans += tl.sum(is_nan, axis=0).to(tl.int32)
     tl.store(num_nans_ptr + req_idx, num_nans)
+
+
+@triton.jit
+def _count_items_kernel(
+    logits_ptr, logits_stride, counts_ptr, vocab_size, num_items, num_chunks, chunk, BLOCK: tl.constexpr,
+    PDL: tl.constexpr = False,
+):
+    """Count NaNs of items (row, chunk) pid, pid+grid, ...; one int32 store per item, so no atomics are needed."""
+    if PDL:
+        gdc_launch_dependents()  # stage 2 may be scheduled now; it waits for this grid's stores (gdc_wait)
+    pid = tl.program_id(0)
+    grid = tl.num_programs(0)
+    for item in range(pid, num_items, grid):
+        row = (item // num_chunks).to(tl.int64)
+        start = (item % num_chunks) * chunk
+        end = tl.minimum(start + chunk, vocab_size)
+        row_ptr = logits_ptr + row * logits_stride
+        acc = tl.zeros((BLOCK,), dtype=tl.int32)  # per-lane flags, reduced once: no reduction per step
+        for col in range(start, end, BLOCK):
+            offs = col + tl.arange(0, BLOCK)
+            x = tl.load(row_ptr + offs, mask=offs < end, other=0)
+            acc += is_nan_i32(x)
+        tl.store(counts_ptr + item, tl.sum(acc, axis=0).to(tl.int32))
+
+
+@triton.jit
+def _sum_partials_kernel(
+    partials_ptr, out_ptr, num_reqs, num_chunks, ROWS: tl.constexpr, CHUNKS: tl.constexpr, PDL: tl.constexpr = False
+):
+    """Stage 2 of the split: each row's partial counts summed in one fixed order (exact, deterministic)."""
+    if PDL:
+        gdc_wait()  # stage 1 complete and its stores visible
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.arange(0, CHUNKS)
+    mask = (rows[:, None] < num_reqs) & (cols[None, :] < num_chunks)
+    partials = tl.load(partials_ptr + rows[:, None].to(tl.int64) * num_chunks + cols[None, :], mask=mask, other=0)
+    tl.store(out_ptr + rows, tl.sum(partials, axis=1).to(tl.int32), mask=rows < num_reqs)
 
 
 def _check_input(logits: torch.Tensor) -> None:
@@ -52,12 +95,47 @@ def _check_input(logits: torch.Tensor) -> None:
         )
 
 
+def plan_for(logits: torch.Tensor, cores: int | None = None) -> LaunchPlan:
+    """The launch get_num_nans makes for this (non-empty) input; `cores` overrides the device's core count."""
+    num_reqs, vocab_size = logits.shape
+    return plan_launch(num_reqs, vocab_size, logits.element_size(), tuning_for(logits.device, cores))
+
+
+def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
+    """Launch one plan on a checked, non-empty input; returns a fresh int32 [num_reqs] tensor."""
+    if plan.num_chunks == 1:
+        out = torch.empty(plan.num_reqs, dtype=torch.int32, device=logits.device)
+        _count_items_kernel[(plan.grid,)](
+            logits, logits.stride(0), out, plan.vocab_size, plan.num_items, 1, plan.chunk,
+            BLOCK=plan.block, num_warps=plan.num_warps,
+        )
+        return out
+    # one allocation: the output is the front of a buffer whose tail holds the partial counts
+    buf = torch.empty(plan.num_reqs + plan.num_items, dtype=torch.int32, device=logits.device)
+    out, partials = buf[: plan.num_reqs], buf[plan.num_reqs :]
+    _count_items_kernel[(plan.grid,)](
+        logits, logits.stride(0), partials, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk,
+        BLOCK=plan.block, num_warps=plan.num_warps, **({"PDL": True} if plan.pdl else {}),
+    )
+    chunks = triton.next_power_of_2(plan.num_chunks)
+    rows = max(1, min(triton.next_power_of_2(plan.num_reqs), 4096 // chunks))
+    _sum_partials_kernel[(triton.cdiv(plan.num_reqs, rows),)](
+        partials, out, plan.num_reqs, plan.num_chunks, ROWS=rows, CHUNKS=chunks,
+        **({"PDL": True, "launch_pdl": True} if plan.pdl else {}),
+    )
+    return out
+
+
 def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
-    """Count NaNs per row; int32 [num_reqs] on logits' device. Rows may be padded (stride(0) >= vocab)."""
+    """Count NaNs per row; int32 [num_reqs] on logits' device. Rows may be padded (stride(0) >= vocab).
+
+    The launch is chosen per input by kernel.launch.plan_launch: short batches split each row's vocabulary
+    over many programs and sum the partial counts in a second small kernel (a programmatic dependent launch
+    on sm_90+); batches that fill the device get whole rows per program in one launch. Every variant stores
+    plain int32 counts (no atomics), so the same input gives the same counts on every call.
+    """
     _check_input(logits)
     num_reqs, vocab_size = logits.shape
     if num_reqs == 0 or vocab_size == 0:
         return torch.zeros(num_reqs, dtype=torch.int32, device=logits.device)
-    num_nans = torch.empty(num_reqs, dtype=torch.int32, device=logits.device)
-    _num_nans_kernel[(num_reqs,)](logits, logits.stride(0), num_nans, vocab_size, BLOCK_SIZE=BLOCK_SIZE)
-    return num_nans
+    return run_plan(logits, plan_for(logits))

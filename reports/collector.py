@@ -93,8 +93,8 @@ class _Builder:
                 self.message = longrepr
 
     def verdict(self) -> str:
-        if self.outcome == "xfailed":
-            return WAIVED
+        if self.outcome == "xfailed" or (self.waiver and self.crashed and self.outcome == "failed"):
+            return WAIVED  # a waived case that killed its worker is still the known failure the waiver names
         if self.outcome in ("skipped", "pending"):
             return NOT_RUN
         if self.outcome in ("passed", "xpassed") and not self.failed_checks():
@@ -116,7 +116,9 @@ class _Builder:
 
     def build(self) -> TestRecord:
         params = self.params or (self.checks[0].params if self.checks else None)
-        return TestRecord(self.nodeid, self.outcome, self.verdict(), params, self.duration, tuple(self.checks),
+        verdict = self.verdict()
+        outcome = "xfailed" if verdict == WAIVED else self.outcome
+        return TestRecord(self.nodeid, outcome, verdict, params, self.duration, tuple(self.checks),
                           self.message, self.waiver, self.planted, tuple(self.call_sites))
 
 

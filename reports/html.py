@@ -156,7 +156,24 @@ def render_summary(config: pytest.Config, session: pytest.Session) -> str:
     finished, how = ended(exitstatus, ran, collector.collected)
     return summary.render(records, info.families, kernel=info.kernel_module, backend=info.backend,
                           finished=finished, ended=how, gaps=info.coverage_gaps,
-                          diagnosis=render_diagnosis(diagnose(records)))
+                          diagnosis=render_diagnosis(diagnose(records)) + bench_link(config))
+
+
+def bench_link(config: pytest.Config) -> str:
+    """A link to the speed plot when a bench.json with its plot sits beside this HTML report (python -m bench)."""
+    from pathlib import Path
+
+    html_path = getattr(config.option, "htmlpath", None)
+    if not html_path:
+        return ""
+    bench_json = Path(config.invocation_params.dir, html_path).parent / "bench.json"
+    if not bench_json.is_file():
+        return ""
+    try:
+        from bench.report import html_link_fragment
+    except ImportError:
+        return ""
+    return html_link_fragment(bench_json) or ""
 
 
 PLACEHOLDER = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>NaN-count precision: not finished</title></head>
@@ -173,22 +190,25 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_metadata.plugin import metadata_key
 
     meta = config.stash[metadata_key]
+    for noise in ("Packages", "Plugins"):  # pytest's own versions push the verdict off the first screen
+        meta.pop(noise, None)
     for key, value in config.stash[RUN_INFO_KEY].environment.items():
         meta[key] = escape(value)  # pytest-html renders environment values as HTML
     config.pluginmanager.register(PrecisionHtml(config, config.stash[RUN_INFO_KEY]), "nan-precision-html")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Replace the previous HTML report by a page that says this run has not finished (pytest-html overwrites it)."""
-    config = session.config
+def write_placeholder(config: pytest.Config) -> None:
+    """Replace the previous HTML report by a page saying this run has not finished; pytest-html overwrites it at
+    the end. Called before anything can fail, so a usage error or a killed run never leaves an old report."""
     path = getattr(config.option, "htmlpath", None)
     if not path or not is_controller(config) or config.option.collectonly:
         return
     from pathlib import Path
 
+    target = Path(config.invocation_params.dir, path)
+    if target.is_dir():
+        raise pytest.UsageError(f"--html {target}: is a folder; give a file path")
     try:
-        write_text_atomic(Path(config.invocation_params.dir, path),
-                          PLACEHOLDER.format(started=escape(config.stash.get(STARTED_KEY, "?"))))
-    except OSError:
-        pass
+        write_text_atomic(target, PLACEHOLDER.format(started=escape(config.stash.get(STARTED_KEY, "?"))))
+    except OSError as exc:
+        raise pytest.UsageError(f"--html {target}: cannot be written: {exc}") from exc

@@ -7,6 +7,7 @@ the final one records how many tests were collected, how many ran and how the se
 from __future__ import annotations
 
 import datetime
+import hashlib
 import signal
 from pathlib import Path
 from types import FrameType
@@ -45,6 +46,23 @@ def json_path(config: pytest.Config) -> Path | None:
     return Path(config.invocation_params.dir, value) if value else None
 
 
+def shard_of(config: pytest.Config) -> dict | None:
+    """This run's place among pytest-split shards (--splits N --group i), with what shards of one suite share:
+    the splitting algorithm, the durations file's digest and the selection. None when the run is not split."""
+    splits, group = config.getoption("splits", None), config.getoption("group", None)
+    if not splits or not group:
+        return None
+    durations = config.getoption("durations_path", None)
+    try:
+        digest = hashlib.sha256(Path(durations).read_bytes()).hexdigest() if durations else None
+    except OSError:
+        digest = None
+    return {"group": int(group), "splits": int(splits), "algorithm": config.getoption("splitting_algorithm", None),
+            "durations_sha256": digest,
+            "selection": {"args": [str(a) for a in config.args], "markexpr": config.option.markexpr or "",
+                          "keyword": config.option.keyword or ""}}
+
+
 def _check_writable(path: Path, option: str) -> None:
     """Refuse a report path that can never be written, before any test runs."""
     if path.is_dir():
@@ -81,8 +99,13 @@ def pytest_configure(config: pytest.Config) -> None:
     path = json_path(config)
     if path is not None:
         _check_writable(path, "--nan-json")
+        shard = shard_of(config)
         results.write(path, results.document([], {}, None, collected=0, finished=False,
-                                             ended=f"not finished (started {config.stash[STARTED_KEY]})"))
+                                             ended=f"not finished (started {config.stash[STARTED_KEY]})",
+                                             extra={"shard": shard} if shard else None))
+    from reports.html import write_placeholder
+
+    write_placeholder(config)
     signal.signal(signal.SIGTERM, _terminate)
 
 
@@ -115,8 +138,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
              "kernel": info.kernel_module if info else None, "backend": info.backend if info else None,
              "coverage_gaps": list(info.coverage_gaps) if info else [],
              "started": config.stash.get(STARTED_KEY, None), "ran": ran}
+    shard = shard_of(config)
+    if shard:
+        extra["shard"] = shard
     doc = results.document(records, info.environment if info else {}, int(exitstatus),
                            collected=collector.collected, finished=finished, ended=how, extra=extra)
+    if int(exitstatus) == 1 and records and finished and not any(r.failed for r in records):
+        session.exitstatus = pytest.ExitCode.OK  # every failure was a waived case that crashed its worker
     try:
         results.write(path, doc)
     except OSError as exc:  # never lose the HTML report because this one failed

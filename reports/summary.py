@@ -210,6 +210,11 @@ def family_sections(results: Sequence[TestRecord], families: Sequence[Family]) -
             parts.append(totals_section(family, records))
         else:
             parts.append(tally_section(family, records))
+    known = {f.name for f in families}
+    others = sorted({r.params.family for r in results if r.params is not None and r.params.family not in known})
+    for name in others:  # contract, aggregate, property...: not case families, still counted where they ran
+        stand_in = Family(name, "", f"{name} checks", lambda context: (), lambda case: None, lambda case: None)
+        parts.append(tally_section(stand_in, _family_records(results, name)))
     return "".join(parts)
 
 

@@ -32,6 +32,7 @@ def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, device: str, tm
     assert faulted.verdict == expected, result.describe()
     if kernel == "faulting_kernel":
         assert "illegal memory access" in faulted.message, faulted.message
+        assert result.output.count("FAILED tests/precision") == 1, result.output  # listed once, with its cause
 
 
 def test_hanging_kernel_is_a_failed_case(device: str, tmp_path: Path) -> None:

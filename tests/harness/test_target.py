@@ -76,3 +76,17 @@ def test_family_from_its_own_module_runs_end_to_end(tmp_path: Path, device: str)
     assert len(toy) == 4 and all(r.verdict == "pass" and r.checks for r in toy), run.describe()
     assert {r.id for r in toy} == {f"test_case[toy-{n}x16-{p}]" for n in (2, 3) for p in ("wrapper", "direct")}
     assert 'id="nan-family-toy"' in run.html.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("kernel, ok", [("with_aggregate", True), ("aggregate_off_by_one", False), ("wrapper_only", None)])
+def test_aggregation_is_judged_where_the_module_has_it(kernel: str, ok: bool | None, tmp_path: Path,
+                                                      device: str) -> None:
+    run = run_pytest(tmp_path, ["tests/precision/test_aggregate.py", "--kernel", f"tests.harness.fixtures.{kernel}"],
+                     device=device)
+    verdicts = {r.verdict for r in run.records}
+    if ok is None:
+        assert run.returncode == 0 and verdicts == {"not_run"}, run.describe()
+    elif ok:
+        assert run.returncode == 0 and verdicts == {"pass"}, run.describe()
+    else:
+        assert run.returncode == 1 and "wrong_counts" in verdicts, run.describe()

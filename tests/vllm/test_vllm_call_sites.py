@@ -9,9 +9,10 @@ import pytest
 from harness.call_sites import check_call_sites, mismatches, vllm_installed
 from harness.kernel_setup import describe_resolution
 from harness.target import KernelUnderTest
+from verdict.record import CALL_SITE_PROPERTY
 
 pytestmark = [
-    pytest.mark.nan_harness,
+    pytest.mark.nan_vllm,
     pytest.mark.skipif(not vllm_installed(), reason="vllm is not installed: no call sites to check"),
 ]
 
@@ -30,6 +31,7 @@ def test_vllm_callers_hold_the_kernel_under_test(
         pytest.skip(f"--kernel {target.module_name} is not vLLM's and no --kernel-setup patched vLLM to run it")
     results = check_call_sites(target.get_num_nans)
     record_property("kernel_resolution", json.dumps(describe_resolution(target.module)))
-    record_property("call_sites", json.dumps([r.as_dict() for r in results]))
+    for result in results:  # each becomes part of the record: a mismatch is the `call_site` verdict
+        record_property(CALL_SITE_PROPERTY, json.dumps(result.as_dict()))
     wrong = mismatches(results)
     assert not wrong, "vLLM would not run the kernel under test:\n" + "\n".join(r.message for r in wrong)

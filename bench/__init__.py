@@ -1,0 +1,4 @@
+"""Speed benchmark of get_num_nans against the anchor design, torch's composite and a read roofline."""
+from __future__ import annotations
+
+SCHEMA = "nan-harness-bench/1"

@@ -1,0 +1,117 @@
+"""Verify every contender's counts on every shape, then time them: µs, GB/s and ratios per shape."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from bench.anchor import anchor_num_nans
+from bench.roofline import launch_floor, torch_read, triton_read
+from bench.shapes import Shape, build
+from bench.timers import TIMERS, host_us
+
+CONTENDERS = ("kernel", "anchor", "torch", "roofline")
+COUNTING = ("kernel", "anchor", "torch")
+
+
+class VerificationError(AssertionError):
+    """A contender's counts differ from the reference: nothing is timed."""
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What one run measures with."""
+
+    device: str
+    get_num_nans: Callable[[torch.Tensor], torch.Tensor]
+    cores: int
+    quick: bool
+
+
+def counting_fns(setup: Setup, x: torch.Tensor) -> dict[str, Callable[[], torch.Tensor]]:
+    """The three contenders that produce counts; `torch` is the composite the issue measured."""
+    return {
+        "kernel": lambda: setup.get_num_nans(x),
+        "anchor": lambda: anchor_num_nans(x),
+        "torch": lambda: torch.isnan(x).sum(-1),
+    }
+
+
+def verify(setup: Setup, shapes: list[Shape]) -> None:
+    """Run every counting contender once per shape; exact int32 equality with torch.isnan(x).sum(-1)."""
+    problems = []
+    for shape in shapes:
+        x = build(shape, setup.device)
+        ref = torch.isnan(x).sum(-1).to(torch.int32)
+        for name, fn in counting_fns(setup, x).items():
+            got = fn()
+            if name != "torch" and got.dtype != torch.int32:
+                problems.append(f"{shape.key} {name}: dtype {got.dtype}, expected torch.int32")
+            elif got.shape != ref.shape or not torch.equal(got.to(torch.int32), ref):
+                bad = (got.to(torch.int32) != ref).nonzero().flatten()[:5].tolist() if got.shape == ref.shape else []
+                problems.append(f"{shape.key} {name}: counts differ from the reference (first rows {bad})")
+        del x
+    if problems:
+        raise VerificationError("verification failed, nothing timed:\n  " + "\n  ".join(problems))
+
+
+def time_floor(setup: Setup) -> float:
+    """The launch floor: an empty Triton kernel."""
+    return TIMERS[setup.device](launch_floor, setup.quick)
+
+
+def synchronizer(device: str) -> Callable[[], None]:
+    """Wait for the device's queue."""
+    if device == "cuda":
+        return torch.cuda.synchronize
+    if device == "npu":
+        return torch.npu.synchronize
+    return lambda: None
+
+
+def time_shape(setup: Setup, shape: Shape) -> dict[str, object]:
+    """Median µs of each contender on one shape; the roofline is the faster of two readers."""
+    timer = TIMERS[setup.device]
+    x = build(shape, setup.device)
+    fns = counting_fns(setup, x)
+    us = {name: timer(fn, setup.quick) for name, fn in fns.items()}
+    host = {name: host_us(fn, synchronizer(setup.device)) for name, fn in fns.items()}
+    readers = {"torch": timer(lambda: torch_read(x), setup.quick),
+               "triton": timer(lambda: triton_read(x, setup.cores), setup.quick)}
+    source = min(readers, key=readers.__getitem__)
+    us["roofline"] = readers[source]
+    return {"us": us, "host_us": host, "roofline_source": source, "roofline_readers_us": readers}
+
+
+def gbps(nbytes: int, us: float) -> float:
+    """Decimal GB/s."""
+    return nbytes / (us * 1e3) if us > 0 else 0.0
+
+
+def summarize(shape: Shape, timed: dict[str, object], floor_us: float, peak_gbps: float) -> dict[str, object]:
+    """One bench.json row: shape, bytes, µs and GB/s per contender, and the ratios the targets speak of."""
+    us: dict[str, float] = timed["us"]  # type: ignore[assignment]
+    kernel = us["kernel"]
+    ideal = floor_us + shape.bytes / (peak_gbps * 1e3) if peak_gbps > 0 else floor_us
+    return {
+        "key": shape.key,
+        "group": shape.group,
+        "dtype": shape.dtype,
+        "shape": [shape.rows, shape.vocab],
+        "stride": [shape.stride, 1],
+        "bytes": shape.bytes,
+        "us": {**us, "launch_floor": floor_us},
+        "gbps": {name: gbps(shape.bytes, t) for name, t in us.items()},
+        "host_us": timed["host_us"],
+        "roofline_source": timed["roofline_source"],
+        "roofline_readers_us": timed["roofline_readers_us"],
+        "ideal_us": ideal,
+        "ratios": {
+            "speedup_vs_anchor": us["anchor"] / kernel,
+            "speedup_vs_torch": us["torch"] / kernel,
+            "roofline_fraction": us["roofline"] / kernel,
+            "kernel_over_ideal": kernel / ideal,
+            "kernel_over_roofline": kernel / us["roofline"],
+        },
+    }

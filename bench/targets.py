@@ -1,0 +1,36 @@
+"""The issue's speed targets, checked on one run's rows (meaningful on an accelerator only)."""
+from __future__ import annotations
+
+DECODE_MIN_VOCAB = 128_000
+LARGE_MIN_ROWS, LARGE_VOCAB = 1024, 152064
+
+
+def _is_decode(row: dict) -> bool:
+    return row["group"] == "decode" and row["shape"][1] >= DECODE_MIN_VOCAB
+
+
+def _is_large(row: dict) -> bool:
+    return row["shape"][0] >= LARGE_MIN_ROWS and row["shape"][1] == LARGE_VOCAB
+
+
+TARGETS: tuple[tuple[str, object, str, str, float], ...] = (
+    ("decode: >= 4x the anchor", _is_decode, "speedup_vs_anchor", ">=", 4.0),
+    ("decode: >= 1.5x torch", _is_decode, "speedup_vs_torch", ">=", 1.5),
+    ("decode: <= 2x (launch floor + bytes at roofline)", _is_decode, "kernel_over_ideal", "<=", 2.0),
+    ("large: >= 90% of read roofline", _is_large, "roofline_fraction", ">=", 0.9),
+    ("every shape: never slower than the anchor", lambda row: True, "speedup_vs_anchor", ">=", 1.0),
+)
+
+
+def check_targets(rows: list[dict]) -> list[dict[str, object]]:
+    """One entry per target: how many rows it covers, the worst value, and the rows that miss."""
+    results = []
+    for name, applies, ratio, op, bound in TARGETS:
+        picked = [r for r in rows if applies(r)]  # type: ignore[operator]
+        values = {r["key"]: r["ratios"][ratio] for r in picked}
+        ok = (lambda v: v >= bound) if op == ">=" else (lambda v: v <= bound)
+        missed = sorted(k for k, v in values.items() if not ok(v))
+        worst = (min if op == ">=" else max)(values.values()) if values else None
+        results.append({"target": name, "ratio": ratio, "bound": f"{op} {bound}", "rows": len(picked),
+                        "worst": worst, "missed": missed, "met": bool(picked) and not missed})
+    return results

@@ -1,0 +1,193 @@
+"""How get_num_nans launches for one input: the pure planning half, so tests can pin every switch point.
+
+Work is cut into items, one item = one (row, vocabulary chunk). A program loops over items
+`pid, pid + grid, pid + 2*grid, ...` and writes one int32 count per item; nothing is ever added into memory
+another program writes, so there are no atomics and no pre-zeroed buffers.
+
+Variants (the plan's `variant`):
+  rows        one chunk per row, grid = rows: each program owns whole rows and stores the row's count
+              directly into the output (one launch). Chosen when the batch alone fills the device.
+  rows-loop   the same, with grid capped at `max_programs`: each program loops over several rows.
+  split       rows are cut into `num_chunks` chunks so that rows * chunks <= `split_items` items; stage 1
+              writes a partial count per item into an int32 [rows, chunks] buffer, stage 2 sums each row's
+              partials in a fixed order (integer sums: exact and deterministic). Chosen for short batches.
+  split-loop  the same with stage 1's grid capped at `max_programs`.
+
+Switch points (with the device's tuning `t`, `blocks = cdiv(vocab, t.block(element_size, split=True))`):
+  split when   rows < t.split_rows and chunks = min(blocks, t.split_items // rows) >= 2
+  rows when    rows >= t.split_rows, or fewer than 2 chunks fit (one split block of vocabulary, or
+               rows > t.split_items / 2)
+  -loop when   items (rows * chunks) > t.max_programs
+
+Backends: CUDA sizes `split_rows`, `split_items` and `max_programs` from the SM count; triton-ascend (NPU) maps a grid
+onto physical vector cores, so there `max_programs` equals the vector-core count (every variant loops instead
+of queuing extra grid batches), blocks stay small for the 192 KB unified buffer, and no atomics are used.
+The grid is 1-D on every backend, so batches past CUDA's 65,535 limit on grid axes 1 and 2 launch fine.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+
+import torch
+
+INTERPRETER_CORES = 4  # small and fixed: the interpreter runs programs one after another
+NPU_FALLBACK_CORES = 40  # vector cores of a 910B-class card when neither torch_npu nor the driver says
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Per-device launch knobs; block sizes are in bytes, so every dtype loads the same bytes per step."""
+
+    cores: int
+    split_rows: int  # batches with fewer rows than this are split
+    split_items: int  # a split aims at this many (row, chunk) items
+    max_programs: int  # grid cap; programs loop over the items beyond it
+    row_block_bytes: int
+    row_warps: int
+    split_block_bytes: int
+    split_warps: int
+    pdl: bool = False  # launch stage 2 as a programmatic dependent of stage 1 (CUDA sm_90+)
+
+    def block(self, element_size: int, split: bool) -> int:
+        """Elements per loop step for this dtype (a power of two)."""
+        return max(16, (self.split_block_bytes if split else self.row_block_bytes) // element_size)
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """One input's launch: items = rows * num_chunks, `grid` programs over them, `chunk` elements per item."""
+
+    variant: str
+    num_reqs: int
+    vocab_size: int
+    num_chunks: int
+    chunk: int
+    block: int
+    grid: int
+    num_warps: int
+    pdl: bool = False
+
+    @property
+    def num_items(self) -> int:
+        return self.num_reqs * self.num_chunks
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+@functools.lru_cache(maxsize=4096)  # a pure function of hashable arguments: decode loops repeat the same shapes
+def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tuning) -> LaunchPlan:
+    """Choose the variant for a non-empty [num_reqs, vocab_size] input (see the module docstring)."""
+    if num_reqs < 1 or vocab_size < 1:
+        raise ValueError(f"plan_launch needs a non-empty input, got {num_reqs} x {vocab_size}")
+    split_block = tuning.block(element_size, split=True)
+    blocks = _cdiv(vocab_size, split_block)
+    chunks = min(blocks, max(1, tuning.split_items // num_reqs)) if num_reqs < tuning.split_rows else 1
+    if chunks >= 2:
+        chunk = _cdiv(blocks, chunks) * split_block
+        num_chunks = _cdiv(vocab_size, chunk)
+        block, warps, variant = split_block, tuning.split_warps, "split"
+    else:
+        block = tuning.block(element_size, split=False)
+        chunk, num_chunks, warps, variant = _cdiv(vocab_size, block) * block, 1, tuning.row_warps, "rows"
+    items = num_reqs * num_chunks
+    grid = min(items, tuning.max_programs)
+    if grid < items:
+        variant += "-loop"
+    return LaunchPlan(variant, num_reqs, vocab_size, num_chunks, chunk, block, grid, warps,
+                      tuning.pdl and num_chunks > 1)
+
+
+def interpreting() -> bool:
+    """True under TRITON_INTERPRET (the CPU backend)."""
+    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+def npu_vector_cores(index: int) -> int:
+    """Vector cores of an Ascend card: triton-ascend's driver first, then torch_npu, else a documented fallback."""
+    try:
+        import triton
+
+        cores = int(triton.runtime.driver.active.utils.get_device_properties(index).get("num_vectorcore", 0))
+        if cores > 0:
+            return cores
+    except Exception:  # a driver without that property, or no NPU driver active
+        pass
+    try:
+        cores = int(getattr(torch.npu.get_device_properties(index), "vector_core_num", 0))
+        if cores > 0:
+            return cores
+    except Exception:
+        pass
+    return NPU_FALLBACK_CORES
+
+
+def backend_kind(device: torch.device) -> str:
+    """'interpreter', 'cuda' or 'npu': which tuning table applies."""
+    if interpreting() or device.type not in ("cuda", "npu"):
+        return "interpreter"
+    return device.type
+
+
+def _has_gdc() -> bool:
+    """Triton exposes griddepcontrol (programmatic dependent launch) for NVIDIA."""
+    try:
+        from triton.language.extra.cuda import gdc_wait  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=64)
+def _card(kind: str, index: int) -> tuple[int, bool]:
+    """(cores, programmatic dependent launch) of one card: device facts, queried once per card."""
+    if kind == "cuda":
+        props = torch.cuda.get_device_properties(index)
+        return int(props.multi_processor_count), props.major >= 9 and _has_gdc()
+    if kind == "npu":
+        return npu_vector_cores(index), False
+    return INTERPRETER_CORES, False
+
+
+def _index(device: torch.device) -> int:
+    if device.index is not None:
+        return device.index
+    return int(torch.cuda.current_device() if device.type == "cuda" else torch.npu.current_device())
+
+
+def device_cores(device: torch.device) -> int:
+    """Cores a grid should be sized to: SMs on CUDA, vector cores on NPU, a small constant in the interpreter."""
+    kind = backend_kind(device)
+    return _card(kind, 0 if kind == "interpreter" else _index(device))[0]
+
+
+def tuning_for(device: torch.device, cores: int | None = None) -> Tuning:
+    """The knobs for a backend; `cores` overrides the device query (and turns dependent launch off)."""
+    kind = backend_kind(device)
+    if cores is None:
+        cores, pdl = _card(kind, 0 if kind == "interpreter" else _index(device))
+    else:
+        pdl = False
+    return _tuning(kind, cores, pdl)
+
+
+@functools.lru_cache(maxsize=64)
+def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
+    """The tuning table; values from sweeps on an H200 (README, Benchmark)."""
+    if kind == "interpreter":
+        # small blocks and a 4-program cap, so the CPU suite runs every variant, loops included
+        return Tuning(n, split_rows=2 * n, split_items=4 * n, max_programs=n, row_block_bytes=4096, row_warps=4,
+                      split_block_bytes=4096, split_warps=4)
+    if kind == "npu":
+        # grid <= vector cores (extra programs queue in batches), modest blocks for the 192 KB unified buffer;
+        # one wave, so a split pays only while 2+ chunks per row fit (rows <= cores / 2)
+        return Tuning(n, split_rows=n, split_items=n, max_programs=n, row_block_bytes=8192, row_warps=4,
+                      split_block_bytes=8192, split_warps=4)
+    # CUDA: one 16-byte load per thread per step; up to 8 items per SM when splitting; grid <= 8 programs per SM
+    # (two waves of 16-warp programs; more rows loop); stage 2 of a split launched as a programmatic dependent of
+    # stage 1 where the card has it (sm_90+)
+    return Tuning(n, split_rows=n, split_items=8 * n, max_programs=8 * n, row_block_bytes=8192, row_warps=16,
+                  split_block_bytes=4096, split_warps=8, pdl=pdl)

@@ -1,0 +1,403 @@
+"""`python -m nightly`: the whole conformance suite (and the benchmark's quick table) into a dated folder, judged
+against the previous night.
+
+One node:   python -m nightly --device cuda                      -> reports/nightly/<date>/, compared, exit 0/1/2
+N nodes:    python -m nightly --device cuda --night D --splits N --group i   (on node i: ROOT/D/shards/group-i/)
+            python -m nightly --merge --night D                  (once, with every shard folder under ROOT/D/shards/)
+
+Exit status: 0 the night finished and nothing regressed against the previous night (with no usable previous night:
+no test failed), 1 a verdict regression (`python -m reports.compare` semantics), a slowdown past the benchmark's
+noise threshold (`python -m bench.compare`), failing tests with no previous night, or a benchmark that did not run
+through; 2 the night did not finish, its shards cannot be merged, or the device is missing (nothing judged).
+A shard node (--splits/--group) only runs its shard: exit 0 passed, 1 tests failed, 2 not finished.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nightly import nights
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = "tests/precision"
+DEFAULT_ROOT = "reports/nightly"
+DEFAULT_DURATIONS = ".test_durations"
+ACCELERATORS = ("npu", "cuda")
+CPU_WORKERS = 2  # the interpreter's default, as tox -e cpu
+TIMEOUT_ARGS = ("--timeout=900", "--timeout-method=thread")
+BENCH_THRESHOLD = 0.10  # bench.compare's own default noise threshold
+
+
+class NightlyError(RuntimeError):
+    """Something that stops the nightly before it can judge (exit 2)."""
+
+
+# A runner runs one command from the repository root, streams its output to the terminal and to `log`, and
+# returns its exit status. Tests pass a fake one.
+Runner = Callable[[Sequence[str], Path | None], int]
+
+
+def run_streaming(argv: Sequence[str], log: Path | None) -> int:
+    """Run argv in the repository root; every output line goes to stdout and to log."""
+    print(f"$ {' '.join(argv)}", flush=True)
+    handle = open(log, "w", encoding="utf-8") if log else None
+    try:
+        proc = subprocess.Popen(list(argv), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace", bufsize=1)
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                sys.stdout.write(line)
+                if handle:
+                    handle.write(line)
+            return proc.wait()
+        finally:
+            if proc.poll() is None:  # interrupted: do not leave the suite running behind us
+                proc.terminate()
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    finally:
+        sys.stdout.flush()
+        if handle:
+            handle.close()
+
+
+def run_quiet(argv: Sequence[str]) -> tuple[int, str]:
+    done = subprocess.run(list(argv), cwd=ROOT, capture_output=True, text=True, check=False)
+    return done.returncode, done.stdout + done.stderr
+
+
+def card_count(device: str) -> int:
+    """Cards the backend sees (respecting CUDA_VISIBLE_DEVICES / ASCEND_RT_VISIBLE_DEVICES), from a child process
+    so this one never initializes a device; -1 when the backend is not available here."""
+    code, out = run_quiet([sys.executable, "-c",
+                           "from harness import backends; b = backends.get(%r); "
+                           "print(b.card_count() if b.available() else -1)" % device])
+    if code != 0:
+        raise NightlyError(f"cannot count {device} cards: {out.strip()[-500:]}")
+    return int(out.strip().splitlines()[-1])
+
+
+def bench_available() -> tuple[bool, str]:
+    """Whether `python -m bench` and `python -m bench.compare` can be imported from the repository root."""
+    code, out = run_quiet([sys.executable, "-c", "import bench.cli, bench.compare"])
+    return code == 0, (out.strip().splitlines() or [""])[-1]
+
+
+@dataclass
+class Step:
+    """What one step did, for nightly.json and the closing lines."""
+
+    name: str
+    status: str  # ran, skipped, failed, passed, regressed, not judged
+    detail: str = ""
+    exit: int | None = None
+    command: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "detail": self.detail, "exit": self.exit, "command": self.command}
+
+
+@dataclass
+class Night:
+    """One night's folder and what happened in it."""
+
+    root: Path
+    name: str
+    folder: Path
+    device: str | None
+    kernel: str
+    workers: int | None = None
+    cards: int | None = None
+    selection: dict[str, Any] = field(default_factory=dict)
+    shard: dict[str, int] | None = None
+    steps: dict[str, Step] = field(default_factory=dict)
+    baseline: nights.Baseline | None = None
+    started: float = field(default_factory=time.time)
+
+    def add(self, step: Step) -> Step:
+        self.steps[step.name] = step
+        print(f"nightly: {step.name}: {step.status}" + (f" ({step.detail})" if step.detail else ""), flush=True)
+        return step
+
+    def write(self, exit_code: int | None, verdict: str) -> None:
+        doc = {
+            "schema": nights.NIGHTLY_SCHEMA,
+            "night": self.name,
+            "device": self.device,
+            "kernel": self.kernel,
+            "workers": self.workers,
+            "cards": self.cards,
+            "selection": self.selection,
+            "shard": self.shard,
+            "baseline": self.baseline.folder.name if self.baseline and self.baseline.folder else None,
+            "passed_over": [{"night": n, "why": w} for n, w in (self.baseline.passed_over if self.baseline else ())],
+            "steps": {k: s.as_dict() for k, s in self.steps.items()},
+            "exit": exit_code,
+            "verdict": verdict,
+            "seconds": round(time.time() - self.started, 1),
+        }
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / "nightly.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+
+
+def pytest_command(device: str, folder: Path, *, kernel: str, workers: int, extra: Sequence[str],
+                   shard: dict[str, int] | None, durations: Path) -> list[str]:
+    """The suite on every card: -n workers (gwN pins card N mod count), the long sweeps on accelerators."""
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", device, *TIMEOUT_ARGS]
+    if workers > 0:
+        argv += ["-n", str(workers)]
+    argv += [SUITE, "--kernel", kernel]
+    if device in ACCELERATORS:
+        argv.append("--nan-fp32-full")
+    argv += [f"--html={folder / 'precision.html'}", "--self-contained-html", f"--junitxml={folder / 'junit.xml'}",
+             f"--nan-json={folder / 'results.json'}"]
+    if shard:
+        argv += ["--splits", str(shard["splits"]), "--group", str(shard["group"]), "--durations-path", str(durations)]
+    return [*argv, *extra]
+
+
+def bench_command(device: str, folder: Path, kernel: str) -> list[str]:
+    return [sys.executable, "-m", "bench", "--device", device, "--quick", "--out", str(folder / "bench.json"),
+            "--kernel", kernel]
+
+
+def run_bench(night: Night, runner: Runner, available: Callable[[], tuple[bool, str]]) -> Step:
+    """The benchmark's quick table, only where it means something and can run."""
+    if night.device not in ACCELERATORS:
+        return night.add(Step("bench", "skipped", f"--device {night.device} is not an accelerator: the "
+                                                  "interpreter's timings mean nothing"))
+    ok, why = available()
+    if not ok:
+        return night.add(Step("bench", "skipped", f"the bench package is not importable here ({why})"))
+    argv = bench_command(str(night.device), night.folder, night.kernel)
+    code = runner(argv, night.folder / "bench.log")
+    if code != 0:
+        return night.add(Step("bench", "failed", f"python -m bench exited {code}; see bench.log", code, argv))
+    return night.add(Step("bench", "ran", str(night.folder / "bench.json"), code, argv))
+
+
+def refresh_durations(results_path: Path, durations: Path) -> int:
+    """Write this night's per-test durations (setup + call + teardown, what --store-durations stores) into the
+    durations file pytest-split reads, keeping entries of tests this night did not run; returns entries written."""
+    doc = json.loads(results_path.read_text(encoding="utf-8"))
+    try:
+        known = json.loads(durations.read_text(encoding="utf-8")) if durations.is_file() else {}
+    except ValueError:
+        known = {}
+    fresh = {c["nodeid"]: float(c.get("duration") or 0.0) for c in doc["cases"]
+             if "::" in c["nodeid"] and c.get("outcome") not in ("pending", "skipped")}
+    known.update(fresh)
+    durations.write_text(json.dumps(known, sort_keys=True, indent=4), encoding="utf-8")  # pytest-split's format
+    return len(fresh)
+
+
+def judge(night: Night, runner: Runner, available: Callable[[], tuple[bool, str]], *,
+          allow_coverage_loss: bool, threshold: float) -> int:
+    """Compare the night with the previous one; without one, the night's own pass/fail."""
+    results_path = night.folder / "results.json"
+    doc, why = nights.read_results(night.folder)
+    if doc is None:
+        night.add(Step("verdicts", "not judged", f"this night cannot be judged: {why}", 2))
+        return 2
+    night.baseline = nights.previous(night.root, night.name, kernel=doc.get("kernel"), backend=doc.get("backend"),
+                                     selection=night.selection or None)
+    for line in night.baseline.lines():
+        print(f"nightly: {line}", flush=True)
+    codes = []
+    failing = sum(1 for c in doc["cases"] if c.get("outcome") in ("failed", "error"))
+    if night.baseline.folder is None:
+        code = 1 if failing or doc.get("exitstatus") not in (0, None) else 0
+        night.add(Step("verdicts", "failed" if code else "passed",
+                       f"no previous night; {failing} failing test(s) of {len(doc['cases'])}", code))
+        codes.append(code)
+    else:
+        argv = [sys.executable, "-m", "reports.compare", str(night.baseline.folder / "results.json"), str(results_path)]
+        argv += ["--allow-coverage-loss"] if allow_coverage_loss else []
+        code = runner(argv, night.folder / "compare.txt")
+        status = {0: "passed", 1: "regressed"}.get(code, "not judged")
+        detail = f"against {night.baseline.folder.name}; {failing} failing test(s) now"
+        night.add(Step("verdicts", status, detail, code, argv))
+        codes.append(code)
+    bench = night.steps.get("bench")
+    if bench is not None and bench.status == "failed":
+        codes.append(1)
+    new_bench = night.folder / "bench.json"
+    if not new_bench.is_file():
+        night.add(Step("speed", "skipped", "no bench.json this night"))
+    elif night.baseline.folder is None:
+        night.add(Step("speed", "skipped", "no previous night"))
+    elif not (night.baseline.folder / "bench.json").is_file():
+        night.add(Step("speed", "skipped", f"{night.baseline.folder.name} has no bench.json"))
+    elif not (ok_why := available())[0]:
+        night.add(Step("speed", "skipped", f"the bench package is not importable here ({ok_why[1]})"))
+    else:
+        argv = [sys.executable, "-m", "bench.compare", str(night.baseline.folder / "bench.json"), str(new_bench),
+                "--threshold", str(threshold)]
+        code = runner(argv, night.folder / "bench-compare.txt")
+        status = {0: "passed", 1: "regressed"}.get(code, "not judged")
+        night.add(Step("speed", status, f"against {night.baseline.folder.name}, threshold {threshold:.0%}", code, argv))
+        codes.append(1 if code == 1 else (2 if code else 0))
+    return max(codes) if codes else 0
+
+
+def parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    parser = argparse.ArgumentParser(prog="python -m nightly", description=__doc__.splitlines()[0],
+                                     epilog="Arguments after -- go to pytest (e.g. -- -k fp16).")
+    parser.add_argument("--device", choices=("npu", "cuda", "cpu"), help="backend (required except with --merge)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="xdist workers (default: one per visible card; 2 on the CPU; 0: no xdist)")
+    parser.add_argument("--root", type=Path, default=Path(DEFAULT_ROOT), help=f"night folders (default {DEFAULT_ROOT})")
+    parser.add_argument("--night", default=None, help="folder name YYYY-MM-DD[-HHMMSS] (default: today; required "
+                                                      "with --splits and --merge, so every node writes one night)")
+    parser.add_argument("--kernel", default="kernel", help="module under test (default kernel)")
+    parser.add_argument("--splits", type=int, default=None, help="shard the suite over N nodes (pytest-split)")
+    parser.add_argument("--group", type=int, default=None, help="this node's shard, 1..N")
+    parser.add_argument("--merge", action="store_true", help="merge ROOT/NIGHT/shards/group-*/ and judge the night")
+    parser.add_argument("--durations-path", type=Path, default=Path(DEFAULT_DURATIONS),
+                        help=f"pytest-split durations file (default {DEFAULT_DURATIONS}, committed)")
+    parser.add_argument("--refresh-durations", action=argparse.BooleanOptionalAction, default=None,
+                        help="write this night's durations into --durations-path (default: on accelerators only)")
+    parser.add_argument("--bench", action=argparse.BooleanOptionalAction, default=True,
+                        help="run python -m bench --quick where it can (default on)")
+    parser.add_argument("--bench-threshold", type=float, default=BENCH_THRESHOLD,
+                        help="noise threshold for python -m bench.compare (default 0.10)")
+    parser.add_argument("--allow-coverage-loss", action="store_true",
+                        help="passed -> skipped or missing is not a regression (reports.compare's option)")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args, extra = parser.parse_args(argv[:cut]), argv[cut + 1:]
+    if not args.merge and args.device is None:
+        parser.error("--device is required (or --merge)")
+    if (args.splits is None) != (args.group is None):
+        parser.error("--splits and --group go together")
+    if args.splits is not None and not 1 <= args.group <= args.splits:
+        parser.error("--group must be within 1..--splits")
+    if (args.splits or args.merge) and not args.night:
+        parser.error("--splits/--merge need --night NAME, the same on every node")
+    if args.night and not nights.is_night(args.night):
+        parser.error(f"--night {args.night!r}: use YYYY-MM-DD or YYYY-MM-DD-HHMMSS")
+    return args, extra
+
+
+def selection_of(args: argparse.Namespace, extra: Sequence[str]) -> dict[str, Any]:
+    """What decides which tests a night runs: nights with another selection are not compared."""
+    return {"suite": SUITE, "pytest_args": list(extra), "fp32_full": args.device in ACCELERATORS}
+
+
+def main(argv: Sequence[str] | None = None, *, runner: Runner = run_streaming,
+         cards: Callable[[str], int] = card_count,
+         available: Callable[[], tuple[bool, str]] = bench_available) -> int:
+    args, extra = parse(argv)
+    root = args.root if args.root.is_absolute() else ROOT / args.root
+    durations = args.durations_path if args.durations_path.is_absolute() else ROOT / args.durations_path
+    if args.merge:
+        return merge_night(args, root, durations, runner, available)
+    name = args.night or nights.new_name(root)
+    shard = {"group": args.group, "splits": args.splits} if args.splits else None
+    folder = root / name / "shards" / f"group-{args.group}" if shard else root / name
+    night = Night(root, name, folder, args.device, args.kernel, selection=selection_of(args, extra), shard=shard)
+    try:
+        n_cards = cards(args.device) if args.device in ACCELERATORS else 0
+    except NightlyError as exc:
+        print(f"nightly: {exc}", file=sys.stderr)
+        return 2
+    if args.device in ACCELERATORS and n_cards < 1:
+        print(f"nightly: --device {args.device}: no card visible here", file=sys.stderr)
+        return 2
+    night.cards = n_cards
+    night.workers = args.workers if args.workers is not None else (n_cards if n_cards else CPU_WORKERS)
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"nightly: {name} -> {folder} ({args.device}, {n_cards} card(s), -n {night.workers})", flush=True)
+    night.write(None, "running")
+    argv_pytest = pytest_command(args.device, folder, kernel=args.kernel, workers=night.workers, extra=extra,
+                                 shard=shard, durations=durations)
+    code = runner(argv_pytest, folder / "pytest.log")
+    words = {0: "passed", 1: "tests failed"}
+    night.add(Step("suite", words.get(code, "not finished"), f"pytest exited {code}", code, argv_pytest))
+    if args.bench and (shard is None or shard["group"] == 1):  # one benchmark per night, on the first shard's node
+        run_bench(night, runner, available)
+    elif not args.bench:
+        night.add(Step("bench", "skipped", "--no-bench"))
+    if shard:
+        result = 0 if code == 0 else (1 if code == 1 else 2)
+        if night.steps.get("bench") and night.steps["bench"].status == "failed":
+            result = max(result, 1)
+        night.write(result, f"shard {shard['group']}/{shard['splits']} written; merge with "
+                            f"python -m nightly --merge --night {name}")
+        print(f"nightly: shard {shard['group']}/{shard['splits']} done (exit {result}); when every shard is under "
+              f"{root / name / 'shards'}: python -m nightly --merge --night {name}"
+              + (f" --root {args.root}" if str(args.root) != DEFAULT_ROOT else ""), flush=True)
+        return result
+    return finish(night, args, durations, runner, available)
+
+
+def finish(night: Night, args: argparse.Namespace, durations: Path, runner: Runner,
+           available: Callable[[], tuple[bool, str]]) -> int:
+    """Judge the night, refresh the durations from a finished night, write nightly.json, say what happened."""
+    result = judge(night, runner, available, allow_coverage_loss=args.allow_coverage_loss,
+                   threshold=args.bench_threshold)
+    refresh = args.refresh_durations if args.refresh_durations is not None else night.device in ACCELERATORS
+    doc, _ = nights.read_results(night.folder)
+    if doc is None:
+        night.add(Step("durations", "skipped", "the night did not finish"))
+    elif not refresh:
+        night.add(Step("durations", "skipped", f"not refreshed on {night.device} (--refresh-durations to force)"))
+    else:
+        n = refresh_durations(night.folder / "results.json", durations)
+        shutil.copyfile(durations, night.folder / "test_durations.json")
+        night.add(Step("durations", "ran", f"{n} test durations written to {durations}; commit it to rebalance shards"))
+    verdict = {0: "OK", 1: "REGRESSION" if night.baseline and night.baseline.folder else "FAIL"}.get(result,
+                                                                                                  "NOT JUDGED")
+    night.write(result, verdict)
+    print(f"nightly: {night.name}: {verdict} (exit {result}); reports in {night.folder}", flush=True)
+    return result
+
+
+def merge_night(args: argparse.Namespace, root: Path, durations: Path, runner: Runner,
+                available: Callable[[], tuple[bool, str]]) -> int:
+    """Merge ROOT/NIGHT/shards/group-*/ into ROOT/NIGHT/ and judge it like an unsharded night."""
+    from reports.merge import MergeError, merge
+
+    folder = root / args.night
+    shard_dirs = sorted((folder / "shards").glob("group-*"), key=lambda p: p.name)
+    first = nights.read_nightly(shard_dirs[0]) if shard_dirs else None
+    device = (first or {}).get("device") or args.device
+    night = Night(root, args.night, folder, device, (first or {}).get("kernel") or args.kernel,
+                  selection=(first or {}).get("selection") or {})
+    night.cards = (first or {}).get("cards")
+    night.workers = (first or {}).get("workers")
+    if not shard_dirs:
+        print(f"nightly: no shard folders under {folder / 'shards'}", file=sys.stderr)
+        return 2
+    try:
+        doc = merge(folder, shard_dirs)
+    except MergeError as exc:
+        print(f"nightly: cannot merge the shards of {args.night}: {exc}", file=sys.stderr)
+        night.add(Step("merge", "failed", str(exc), 2))
+        night.write(2, "NOT JUDGED")
+        return 2
+    night.add(Step("merge", "ran", f"{len(shard_dirs)} shards, {doc['collected']} tests, "
+                                   f"{'finished' if doc['finished'] else 'NOT finished'}"))
+    for d in shard_dirs:  # the benchmark ran on the first shard's node
+        if (d / "bench.json").is_file():
+            for name in ("bench.json", "bench.png", "bench.log"):
+                if (d / name).is_file():
+                    shutil.copyfile(d / name, folder / name)
+            night.add(Step("bench", "ran", f"from {d.name}"))
+            break
+        step = (nights.read_nightly(d) or {}).get("steps", {}).get("bench")
+        if step and step.get("status") == "failed":
+            night.add(Step("bench", "failed", f"{d.name}: {step.get('detail')}", step.get("exit")))
+            break
+    return finish(night, args, durations, runner, available)

@@ -1,0 +1,110 @@
+"""Night folders under a root: `YYYY-MM-DD` or `YYYY-MM-DD-HHMMSS`, whose names sort in time order.
+
+A night folder holds results.json (the suite), junit.xml, precision.html, optionally bench.json (the benchmark's
+quick table) and nightly.json (what the nightly ran and how it judged the night). The previous night of a night is
+the newest earlier folder whose results.json finished, for the same kernel module, backend and selection; every
+folder passed over is named with the reason, so nothing is compared against (or skipped) silently.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reports.compare import check_finished
+from reports.results import ResultsError, load
+
+NIGHT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}(-\d{6})?$")
+NIGHTLY_SCHEMA = "nan-harness-nightly/1"
+
+
+def is_night(name: str) -> bool:
+    return bool(NIGHT_NAME.match(name))
+
+
+def nights(root: Path) -> list[Path]:
+    """Every night folder under root, oldest first."""
+    if not root.is_dir():
+        return []
+    return sorted((p for p in root.iterdir() if p.is_dir() and is_night(p.name)), key=lambda p: p.name)
+
+
+def new_name(root: Path, now: datetime.datetime | None = None) -> str:
+    """Today's date; the date and time when a folder of that date exists already."""
+    now = now or datetime.datetime.now()
+    name = now.strftime("%Y-%m-%d")
+    if (root / name).exists():
+        name = now.strftime("%Y-%m-%d-%H%M%S")
+    return name
+
+
+def read_nightly(folder: Path) -> dict[str, Any] | None:
+    """The folder's nightly.json, or None when absent or unreadable."""
+    try:
+        doc = json.loads((folder / "nightly.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return doc if isinstance(doc, dict) and doc.get("schema") == NIGHTLY_SCHEMA else None
+
+
+def read_results(folder: Path) -> tuple[dict[str, Any] | None, str]:
+    """(results document, '') or (None, why it cannot be used as a baseline)."""
+    path = folder / "results.json"
+    if not path.is_file():
+        return None, "no results.json"
+    try:
+        doc = load(path)
+        check_finished(doc, path)
+    except ResultsError as exc:
+        return None, str(exc).replace(f"{path}: ", "")
+    return doc, ""
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The previous night chosen for a night, and every newer folder passed over with its reason."""
+
+    folder: Path | None
+    doc: dict[str, Any] | None
+    passed_over: tuple[tuple[str, str], ...] = ()
+
+    def lines(self) -> list[str]:
+        out = [f"previous night: skipping {name}: {why}" for name, why in self.passed_over]
+        if self.folder is None:
+            out.append("no previous night: judging this night on its own pass/fail")
+        else:
+            out.append(f"previous night: {self.folder.name} ({self.folder})")
+        return out
+
+
+def foreign(doc: dict[str, Any], kernel: str | None, backend: str | None) -> str:
+    """Why a finished run is not comparable with this night ('' when it is)."""
+    if kernel is not None and doc.get("kernel") not in (None, kernel):
+        return f"foreign run: kernel {doc.get('kernel')}, this night runs {kernel}"
+    if backend is not None and doc.get("backend") not in (None, backend):
+        return f"foreign run: backend {doc.get('backend')}, this night runs on {backend}"
+    return ""
+
+
+def previous(root: Path, name: str, *, kernel: str | None, backend: str | None,
+             selection: dict[str, Any] | None = None) -> Baseline:
+    """The newest night before `name` that finished, of the same kernel, backend and (when both say) selection."""
+    skipped: list[tuple[str, str]] = []
+    for folder in reversed(nights(root)):
+        if folder.name >= name:
+            continue
+        doc, why = read_results(folder)
+        if doc is not None:
+            why = foreign(doc, kernel, backend)
+        if doc is not None and not why and selection is not None:
+            other = (read_nightly(folder) or {}).get("selection")
+            if other is not None and other != selection:
+                why = f"foreign run: another selection ({other}), this night runs {selection}"
+        if why:
+            skipped.append((folder.name, why))
+            continue
+        return Baseline(folder, doc, tuple(skipped))
+    return Baseline(None, None, tuple(skipped))

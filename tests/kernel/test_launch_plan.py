@@ -1,0 +1,85 @@
+"""Launch planning: each variant is chosen exactly at its switch point (pure arithmetic, no kernel launched)."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from kernel import launch
+from kernel.launch import LaunchPlan, plan_launch
+from tests.kernel.tunings import SMALL
+
+
+
+@pytest.mark.parametrize(
+    "rows, vocab, variant, chunks",
+    [
+        (1, 16, "rows", 1),  # one split block: nothing to split
+        (1, 17, "split", 2),  # a second block appears: split
+        (1, 64, "split", 4),  # 4 items fill the 4 programs
+        (1, 65, "split-loop", 5),  # the 5th item makes programs loop
+        (7, 32, "split-loop", 2),  # 7 rows < split_rows: still split, 14 items over 4 programs
+        (8, 32, "rows-loop", 1),  # split_rows reached: whole rows, 8 items over 4 programs
+        (7, 64, "split-loop", 2),  # 3 chunks asked, 4 blocks round up to 2 per chunk: 2 chunks
+        (8, 64, "rows-loop", 1),
+        (4, 10_000, "split-loop", 4),
+        (4, 16, "rows", 1),  # 4 items, 4 programs
+        (5, 16, "rows-loop", 1),
+    ],
+)
+def test_switch_points(rows: int, vocab: int, variant: str, chunks: int) -> None:
+    plan = plan_launch(rows, vocab, 4, SMALL)
+    assert (plan.variant, plan.num_chunks) == (variant, chunks), plan
+    assert plan.grid == min(plan.num_items, SMALL.max_programs)
+
+
+@pytest.mark.parametrize("rows, vocab", [(1, 17), (3, 1000), (7, 65), (1, 4096 + 1), (2, 7)])
+def test_chunks_tile_the_row(rows: int, vocab: int) -> None:
+    """Chunks are whole blocks, cover the row, and none is empty (an empty chunk is wasted work)."""
+    plan = plan_launch(rows, vocab, 4, SMALL)
+    assert plan.chunk % plan.block == 0
+    assert plan.num_chunks * plan.chunk >= vocab > (plan.num_chunks - 1) * plan.chunk
+
+
+def test_block_bytes_are_per_dtype() -> None:
+    assert plan_launch(1, 10_000, 4, SMALL).block == 16
+    assert plan_launch(1, 10_000, 2, SMALL).block == 32
+
+
+def test_empty_input_has_no_plan() -> None:
+    with pytest.raises(ValueError):
+        plan_launch(0, 10, 4, SMALL)
+
+
+def _compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plan as compiled Triton would (the tuning of the interpreter differs on purpose)."""
+    monkeypatch.setattr(launch, "interpreting", lambda: False)
+
+
+@pytest.mark.parametrize(
+    "rows, vocab, variant, chunks",
+    [(1, 152064, "split", 149), (16, 262144, "split", 64), (131, 152064, "split", 8), (132, 152064, "rows", 1),
+     (1056, 32000, "rows", 1), (1057, 32000, "rows-loop", 1), (70_001, 128, "rows-loop", 1)],
+)
+def test_cuda_switch_points_on_an_h200(monkeypatch: pytest.MonkeyPatch, rows: int, vocab: int, variant: str,
+                                       chunks: int) -> None:
+    """132 SMs: split below 132 rows into at most 8 items per SM, whole rows above, at most 8 programs per SM."""
+    _compiled(monkeypatch)
+    plan: LaunchPlan = plan_launch(rows, vocab, 4, launch.tuning_for(torch.device("cuda"), cores=132))
+    assert (plan.variant, plan.num_chunks) == (variant, chunks), plan
+    assert plan.grid <= 8 * 132 and plan.pdl is False  # dependent launch only with the card's own facts
+
+
+@pytest.mark.parametrize("rows", [1, 16, 20, 21, 40, 70_001])
+def test_npu_grid_never_exceeds_vector_cores(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
+    """triton-ascend maps programs onto physical cores: every variant loops instead of over-subscribing."""
+    _compiled(monkeypatch)
+    npu = SimpleNamespace(type="npu", index=0)  # torch.device("npu") needs torch_npu
+    plan = plan_launch(rows, 152064, 2, launch.tuning_for(npu, cores=40))  # type: ignore[arg-type]
+    assert plan.grid <= 40
+    assert plan.variant.startswith("split" if rows <= 20 else "rows")  # one wave: split while 2+ chunks fit
+
+
+def test_interpreter_cores_are_small_and_fixed() -> None:
+    assert launch.device_cores(torch.device("cpu")) == launch.INTERPRETER_CORES

@@ -1,0 +1,87 @@
+"""Every launch variant counts exactly, at and around its chunk and block boundaries, on the backend under test."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import kernel.num_nans as num_nans
+from kernel.launch import Tuning, plan_launch, tuning_for
+from tests.kernel.tunings import SMALL
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def _logits(rows: int, vocab: int, dtype: torch.dtype, stride: int, plan_chunk: int, seed: int) -> torch.Tensor:
+    """Random rows with ~30% NaNs, NaNs at every chunk edge, and NaN padding past vocab (never to be counted)."""
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, stride, generator=gen)
+    x[torch.rand(rows, stride, generator=gen) < 0.3] = float("nan")
+    edges = [c + d for c in range(0, vocab + 1, plan_chunk) for d in (-1, 0)] + [vocab - 1]
+    for i, col in enumerate(e for e in edges if 0 <= e < vocab):
+        x[i % rows, col] = float("nan")
+    x[:, vocab:] = float("nan")
+    return x.to(dtype)[:, :vocab]
+
+
+CASES = [  # (variant, rows, vocab, dtype, stride)
+    ("rows", 4, 16, "fp32", 16),
+    ("rows", 1, 16, "fp32", 16),
+    ("rows-loop", 5, 16, "fp32", 16),
+    ("rows-loop", 9, 1000, "bf16", 1000),
+    ("rows-loop", 11, 47, "fp16", 64),  # padded
+    ("split", 1, 17, "fp32", 17),
+    ("split", 1, 64, "fp32", 64),
+    ("split", 2, 33, "bf16", 40),  # padded
+    ("split-loop", 1, 65, "fp32", 65),
+    ("split-loop", 7, 64, "fp16", 64),
+    ("split-loop", 3, 8193, "fp32", 8200),  # padded
+]
+
+
+@pytest.mark.parametrize("variant, rows, vocab, dtype, stride", CASES, ids=[
+    f"{v}-{d}-{r}x{c}" + (f"-stride{s}" if s != c else "") for v, r, c, d, s in CASES])
+def test_variant_counts_exactly(variant: str, rows: int, vocab: int, dtype: str, stride: int, device: str) -> None:
+    plan = plan_launch(rows, vocab, DTYPES[dtype].itemsize, SMALL)
+    assert plan.variant == variant, plan
+    host = _logits(rows, vocab, DTYPES[dtype], stride, plan.chunk, seed=rows * 100003 + vocab)
+    expected = torch.isnan(host).sum(-1).to(torch.int32)
+    got = num_nans.run_plan(host.to(device), plan)
+    assert got.dtype == torch.int32 and got.shape == (rows,)
+    assert torch.equal(got.cpu(), expected), f"{plan}: got {got.tolist()}, expected {expected.tolist()}"
+
+
+def test_many_partials_per_row(device: str) -> None:
+    """Stage 2 with hundreds of chunks in one row (a wide power-of-two tile)."""
+    tuning = Tuning(4, split_rows=8, split_items=300, max_programs=1 << 30, row_block_bytes=64, row_warps=4,
+                    split_block_bytes=64, split_warps=4)
+    plan = plan_launch(1, 16 * 300 - 3, 4, tuning)
+    assert (plan.variant, plan.num_chunks) == ("split", 300)
+    host = _logits(1, plan.vocab_size, torch.float32, plan.vocab_size, plan.chunk, seed=5)
+    assert torch.equal(num_nans.run_plan(host.to(device), plan).cpu(), torch.isnan(host).sum(-1).to(torch.int32))
+
+
+@pytest.mark.parametrize("offset, expected", [(-1, "split"), (0, "rows")])
+def test_get_num_nans_switches_at_split_rows(offset: int, expected: str, device: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The wrapper launches the plan the planner chose for this device, on either side of split_rows."""
+    rows = tuning_for(torch.device(device)).split_rows + offset
+    launched = []
+    original = num_nans.run_plan
+
+    def spy(logits: torch.Tensor, plan):  # type: ignore[no-untyped-def]
+        launched.append(plan.variant)
+        return original(logits, plan)
+
+    monkeypatch.setattr(num_nans, "run_plan", spy)
+    host = _logits(rows, 3000, torch.float32, 3000, 3000, seed=rows)
+    got = num_nans.get_num_nans(host.to(device))
+    assert launched and launched[0].startswith(expected), launched
+    assert torch.equal(got.cpu(), torch.isnan(host).sum(-1).to(torch.int32))
+
+
+def test_same_counts_every_call_in_fresh_tensors(device: str) -> None:
+    host = _logits(3, 5000, torch.bfloat16, 5000, 1024, seed=9)
+    x = host.to(device)
+    outs = [num_nans.get_num_nans(x) for _ in range(3)]
+    assert all(torch.equal(o, outs[0]) for o in outs)
+    assert len({o.data_ptr() for o in outs}) == 3, "an output buffer was reused between calls"

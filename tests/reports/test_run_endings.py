@@ -1,0 +1,94 @@
+"""Every way a run can end leaves reports that say what happened, or none and a clear message; never a stale one."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from reports import compare
+from tests.support.subrun import ROOT, clean_env, run_pytest
+
+pytestmark = [pytest.mark.nan_reports, pytest.mark.usefixtures("cpu_subruns")]
+SUITE = "tests/precision/test_families.py"
+
+
+def _stale(folder: Path) -> None:
+    """What a previous, passing run left behind."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "results.json").write_text(json.dumps({"schema": "nan-harness-results/2", "finished": True,
+                                                      "collected": 1, "cases": [{"nodeid": "a::b",
+                                                                                 "outcome": "passed"}]}))
+    (folder / "precision.html").write_text("<html>an old, green report</html>")
+
+
+@pytest.mark.parametrize("kernel, expect", [("no.such.module", "No module named"),
+                                            ("tests.harness.fixtures.import_raises", "RuntimeError")])
+def test_usage_errors_leave_no_stale_report(tmp_path: Path, kernel: str, expect: str) -> None:
+    _stale(tmp_path)
+    run = run_pytest(tmp_path, [SUITE, "--kernel", kernel])
+    assert run.returncode == 4 and expect in run.output and "INTERNALERROR" not in run.output, run.output
+    doc = json.loads(run.json_path.read_text())
+    assert doc["finished"] is False and doc["cases"] == []
+    assert "an old, green report" not in run.html.read_text() and "not finished" in run.html.read_text()
+    assert compare.main([str(run.json_path), str(run.json_path)]) == 2  # compare refuses it
+
+
+def test_report_path_that_is_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+    folder = tmp_path / "results.json"
+    folder.mkdir()
+    run = run_pytest(tmp_path / "run", [SUITE, "-k", "fp32-special", f"--nan-json={folder}"])
+    assert run.returncode == 4 and "is a folder" in run.output, run.output
+    assert not list(tmp_path.glob("**/*.tmp"))
+
+
+def test_non_utf8_waivers_are_a_usage_error(tmp_path: Path) -> None:
+    waivers = tmp_path / "w.toml"
+    waivers.write_bytes(b"[[waiver]]\nid = '\xff\xfe'\n")
+    run = run_pytest(tmp_path / "run", [SUITE, "-k", "fp32-special", f"--nan-waivers={waivers}"])
+    assert run.returncode == 4 and "not UTF-8" in run.output and "INTERNALERROR" not in run.output, run.output
+
+
+def test_sigterm_leaves_an_interrupted_report(tmp_path: Path) -> None:
+    """What a CI timeout sends: the run stops, and its reports say it was interrupted."""
+    _stale(tmp_path)
+    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", "cpu", "-q", SUITE,
+            f"--basetemp={tmp_path / 'tmp'}", f"--html={tmp_path / 'precision.html'}",
+            f"--junitxml={tmp_path / 'junit.xml'}", f"--nan-json={tmp_path / 'results.json'}", "-k", "magnitudes"]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "not finished" not in _read(tmp_path / "precision.html"):
+        time.sleep(0.2)
+    time.sleep(2)
+    proc.send_signal(signal.SIGTERM)
+    output, _ = proc.communicate(timeout=120)
+    doc = json.loads((tmp_path / "results.json").read_text())
+    assert doc["finished"] is False and doc["ended"] == "interrupted", (doc["ended"], output[-2000:])
+    assert "INCOMPLETE" in _read(tmp_path / "precision.html"), output[-2000:]
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
+def test_chatty_kernel_makes_a_small_report(tmp_path: Path) -> None:
+    run = run_pytest(tmp_path, [SUITE, "--kernel", "tests.harness.fixtures.chatty_kernel", "-k", "fp32-special",
+                                "-rA"])
+    assert run.returncode == 0, run.output[-3000:]
+    assert run.html.stat().st_size < 2_000_000 and "cut by nan-harness" in run.html.read_text()
+
+
+def test_results_json_mode_matches_other_reports(tmp_path: Path) -> None:
+    run = run_pytest(tmp_path, [SUITE, "-k", "fp32-special-2x1024-wrapper"])
+    assert run.returncode == 0, run.output
+    assert oct(run.json_path.stat().st_mode & 0o777) == oct(0o644)
+    assert os.access(run.html, os.R_OK)
