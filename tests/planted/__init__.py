@@ -67,8 +67,7 @@ PLANTED: tuple[Planted, ...] = (
     Planted("block_overwritten", "traversal",
             "fp32-prefix-2x16384-nan0.5 or fp32-shape-1x16385 or fp32-prefix-2x5000-nan0.5",
             (r"test_case\[fp32-prefix-2x16384", r"shape-1x16385")),
-    # square cases: the contract test's, and the `square` family's (fp32-square-<N>x<N>) where it exists
-    Planted("transposes_square", "traversal", "square or fp32-prefix-2x5000-nan0.5-wrapper", (r"square",)),
+    Planted("transposes_square", "traversal", "fp32-square or fp32-prefix-2x5000-nan0.5-wrapper", (r"square",)),
     # -- offsets -----------------------------------------------------------------------------------------------
     Planted("int32_offset", "offsets", "fp32-bigoffset and direct", (r"bigoffset",), isolate=True),
     Planted("offset_dropped", "offsets", "test_offset_views or fp32-prefix-2x5000-nan0.5-wrapper",

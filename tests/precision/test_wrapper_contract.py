@@ -182,21 +182,6 @@ def test_direct_launch_writes_only_its_outputs(target: KernelUnderTest, device: 
           side_effects=effects, logits=logits)
 
 
-@pytest.mark.parametrize("path", PATHS)
-@pytest.mark.parametrize("n", [5, 96])
-@pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
-def test_square_input_counts_rows_not_columns(dtype: str, n: int, path: str, device: str, launch: Checker) -> None:
-    """An n x n input whose row r holds r + 1 NaNs (column c holds n - c): a wrapper that swaps the axes of a
-    square tensor (no anchor shape is square) returns the column counts."""
-    fmt = fmt_of(dtype)
-    host = randn(n, n, generator(5)).to(fmt.dtype)
-    lower = torch.arange(n).unsqueeze(1) >= torch.arange(n).unsqueeze(0)  # row r: columns 0..r
-    host[lower] = from_bits([canonical_nan(fmt)], fmt)
-    labels = [f"row {r} holds {r + 1} NaNs (column {r} holds {n - r})" for r in range(n)]
-    launch(path, host.to(device), expected_counts(host),
-           params(f"{dtype}-square-{n}x{n}", dtype, (n, n), "square", seed=5), labels)
-
-
 OFFSETS = (1, 3, 8192)  # element offsets into a larger buffer: unaligned for every dtype, and a block in
 
 
