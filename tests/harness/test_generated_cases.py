@@ -163,7 +163,8 @@ def test_transposing_wrapper_fails_the_square_family(tmp_path: Path) -> None:
 
 
 def test_offset_ignoring_wrapper_fails_the_offset_family(tmp_path: Path) -> None:
-    run = run_suite(f"{FIXTURES}.ignores_offset", "offset and not bigoffset", tmp_path)
+    # the offset family only (the contract test test_offset_views catches the same wrapper on its own)
+    run = run_suite(f"{FIXTURES}.ignores_offset", "offset and not bigoffset and not test_offset_views", tmp_path)
     assert run.completed, run.describe()
     cases = [str(c) for c in offset.cases(Context())]
     assert sorted(run.failed) == sorted(f"tests/precision/test_families.py::test_case[{c}-wrapper]" for c in cases), \
