@@ -27,7 +27,7 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
         mask = block < vocab_size
         logits = tl.load(logits_ptr + req_idx * logits_stride + block, mask=mask, other=0).to(tl.float32)
         is_nan = isnan(logits).to(tl.int1)
-        num_nans += tl.sum(is_nan)
+        num_nans += tl.sum(is_nan).to(tl.int32)
     tl.store(num_nans_ptr + req_idx, num_nans)
 
 
