@@ -11,11 +11,12 @@ SHOWN_ROWS = 20  # wrong rows spelled out in a message; the rest are counted
 
 
 def describe_input(x: object) -> str:
-    """Shape, strides, storage offset, dtype and device of an input: enough to rebuild the layout."""
+    """Shape, strides, storage offset, dtype and device type of an input: enough to rebuild the layout (the card is
+    recorded apart, so the same case on another card reads the same)."""
     if not isinstance(x, torch.Tensor):
         return type(x).__name__
     return (f"shape {tuple(x.shape)}, strides {tuple(x.stride())}, offset {x.storage_offset()}, "
-            f"{str(x.dtype).removeprefix('torch.')} on {x.device}")
+            f"{str(x.dtype).removeprefix('torch.')} on {x.device.type}")
 
 
 def compare_counts(
