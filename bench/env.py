@@ -9,15 +9,7 @@ from pathlib import Path
 
 import torch
 
-
-def triton_flavour() -> str:
-    """'triton-ascend X' or 'triton X'."""
-    for dist in ("triton-ascend", "triton"):
-        try:
-            return f"{dist} {metadata.version(dist)}"
-        except metadata.PackageNotFoundError:
-            continue
-    return "triton (unknown version)"
+from harness.backends import triton_flavour
 
 
 def device_name(device: str) -> str:

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 import torch
 
-from verdict.record import PASS, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, WrongRow
+from verdict.record import DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, WrongRow
 
 SHOWN_ROWS = 20  # wrong rows spelled out in a message; the rest are counted
 
@@ -17,6 +17,23 @@ def describe_input(x: object) -> str:
         return type(x).__name__
     return (f"shape {tuple(x.shape)}, strides {tuple(x.stride())}, offset {x.storage_offset()}, "
             f"{str(x.dtype).removeprefix('torch.')} on {x.device.type}")
+
+
+def exception_text(exc: BaseException) -> str:
+    """`Type: first line` of an exception: what a refusal or a fault is recorded and shown as."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def failed_launch(exc: BaseException, params: CaseParams, path: str, expected: torch.Tensor, logits: object,
+                  card: int | None) -> Check:
+    """The check of a launch that raised on in-domain input: a device fault when the text names one, else a refusal."""
+    from harness.backends import any_fault
+
+    text = exception_text(exc)
+    verdict = DEVICE_FAULT if any_fault(text) else REFUSED
+    return Check(params, path, verdict, int(expected.sum()), None, card=card, input_desc=describe_input(logits),
+                 refusal=text)
 
 
 def compare_counts(

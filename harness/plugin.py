@@ -13,12 +13,12 @@ from cases import registry
 from cases.family import Context, Family
 from harness import backends
 from harness.backends import Backend
-from harness.compare import assert_check, compare_counts, describe_input
+from harness.compare import assert_check, compare_counts, describe_input, failed_launch
 from harness.target import PATHS, KernelLoadError, KernelUnderTest, load, run_path
 from harness.environment import collect as collect_environment
 from harness.kernel_setup import SetupError, describe_resolution, parse_specs, run_setups
 from verdict.record import (
-    CHECK_PROPERTY, DEVICE_FAULT, PARAMS_PROPERTY, REFUSED, CaseParams, Check,
+    CHECK_PROPERTY, PARAMS_PROPERTY, CaseParams, Check,
 )
 from verdict.run import RUN_INFO_KEY, RunInfo
 
@@ -292,10 +292,7 @@ def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Bac
             done = run_path(target, path, logits)
             backend.synchronize()
         except Exception as exc:  # noqa: BLE001 - any raise on in-domain input is the kernel's failure
-            text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-            verdict = DEVICE_FAULT if backends.any_fault(text) else REFUSED
-            record(request, Check(params, path, verdict, int(expected.sum()), None, card=backend.current_card(),
-                                  input_desc=describe_input(logits), refusal=text))
+            record(request, failed_launch(exc, params, path, expected, logits, backend.current_card()))
             raise
         return check(done.counts, expected, params, path, row_labels, done.side_effects, logits)
 

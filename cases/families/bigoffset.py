@@ -7,7 +7,7 @@ from functools import partial
 import torch
 
 from cases.anchor import ANCHOR_SEED, DTYPES
-from cases.family import Built, Context, Family, params_of
+from cases.family import Built, Family, params_of
 from cases.formats import fmt_of, from_bits
 from cases.random_bits import generator, randn, randperm, random_nan_bits
 from reference import expected_counts

@@ -4,7 +4,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-import torch
 
 from cases.anchor import ANCHOR_SEED, DTYPES, LAYOUTS, NAN_FRACS, SHAPES
 from cases.family import Built, Context, Family, Grid, params_of

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cases.anchor import ANCHOR_BLOCK_SIZE, ANCHOR_SEED, DTYPES
-from cases.family import Built, Context, Family, params_of
+from cases.family import Built, Family, params_of
 from cases.formats import fmt_of, from_bits
 from cases.random_bits import generator, randn_with_nans, random_nan_bits
 from reference import bits_reference

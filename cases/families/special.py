@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cases.anchor import ANCHOR_SEED, DTYPES
-from cases.family import Built, Context, Family, params_of
+from cases.family import Built, Family, params_of
 from cases.formats import fmt_of, from_bits, hex_bits
 from cases.ieee import anchor_special_bits, canonical_nan
 from cases.random_bits import generator, randperm

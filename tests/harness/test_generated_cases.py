@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from cases.families import generated, offset, square
 from cases.family import Context

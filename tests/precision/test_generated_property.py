@@ -15,12 +15,11 @@ from hypothesis import HealthCheck, Phase, given, note, settings
 
 from cases.families.generated import GenCase, build
 from cases.strategies import gen_cases, property_budget
-from harness import backends
 from harness.backends import Backend
-from harness.compare import compare_counts, describe_input, message
+from harness.compare import compare_counts, describe_input, failed_launch, message
 from harness.plugin import record
 from harness.target import PATHS, KernelUnderTest, run_path
-from verdict.record import DEVICE_FAULT, PASS, REFUSED, CaseParams, Check
+from verdict.record import PASS, CaseParams, Check
 
 pytestmark = pytest.mark.nan_property
 # no explain phase: it traces every line the failing example runs, which the Triton interpreter makes very slow
@@ -68,10 +67,7 @@ def test_generated_cases_count_exactly(
             done = run_path(target, path, logits)
             backend.synchronize()
         except Exception as exc:  # noqa: BLE001 - a raise on in-domain input is the kernel's failure
-            text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-            verdict = DEVICE_FAULT if backends.any_fault(text) else REFUSED
-            check = Check(params, path, verdict, int(built.expected.sum()), None, card=backend.current_card(),
-                          input_desc=describe_input(logits), refusal=text)
+            check = failed_launch(exc, params, path, built.expected, logits, backend.current_card())
         else:
             check = compare_counts(done.counts, built.expected, params=params, path=path,
                                    device_type=backend.torch_type, row_labels=built.labels,

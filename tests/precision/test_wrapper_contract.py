@@ -14,7 +14,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from cases.formats import fmt_of, from_bits, to_bits
 from cases.ieee import canonical_nan
 from cases.random_bits import generator, randn, random_nan_bits
-from harness.compare import describe_input
+from harness.compare import describe_input, exception_text
 from harness.plugin import Checker, record
 from harness.target import GUARD, PATHS, POISON, KernelUnderTest, bits_snapshot, run_direct
 from reference import expected_counts, torch_reference
@@ -74,7 +74,7 @@ def test_outside_domain_refused_or_counted(
     try:
         got = target.get_num_nans(logits)
     except Exception as exc:  # noqa: BLE001 - any refusal passes; it is recorded with its type and text
-        text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        text = exception_text(exc)
         record(request, Check(info, "wrapper", PASS, refusal=text, input_desc=describe_input(logits)))
         return
     after = bits_snapshot(logits) if logits.dim() == 2 else _raw_bits(logits)
@@ -93,7 +93,7 @@ def test_host_tensor_on_accelerator_refused_or_counted(
     try:
         got = target.get_num_nans(host)
     except Exception as exc:  # noqa: BLE001
-        text = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        text = exception_text(exc)
         record(request, Check(info, "wrapper", PASS, refusal=text, input_desc=describe_input(host)))
         return
     assert isinstance(got, torch.Tensor), f"result is {type(got).__name__}"
