@@ -178,13 +178,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         family_case = callspec.params.get("family_case") if callspec else None
         if family_case is not None:
             params = family_case.family.params(family_case.case)
-            item.user_properties.append((PARAMS_PROPERTY, _params_json(params)))
-
-
-def _params_json(params: CaseParams) -> str:
-    import json
-
-    return json.dumps(params.to_dict())
+            item.user_properties.append((PARAMS_PROPERTY, params.to_json()))
 
 
 OUTPUT_LIMIT = 16_000  # characters of a test's captured output (and of its failure text) kept in its reports

@@ -1,6 +1,6 @@
 """Refuse a broken Triton interpreter up front, instead of failing every case with an obscure error.
 
-Import this only after harness.device.prepare("cpu"): its kernel must be decorated in interpreter mode.
+Import this only after the cpu backend's prepare() (harness.backends): its kernel must be decorated in interpreter mode.
 Known breakage: triton-ascend 3.2.0's interpreter with numpy 2, and older upstream ones with numpy 2.5, fail on a
 runtime loop bound ("only 0-dimensional arrays can be converted to Python scalars").
 """

@@ -53,6 +53,9 @@ class CaseParams:
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "shape": list(self.shape)}
 
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseParams:
         known = _known(cls, data)

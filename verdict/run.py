@@ -17,7 +17,6 @@ class RunInfo:
     environment: dict[str, str]
     families: tuple[Family, ...]
     coverage_gaps: tuple[str, ...] = ()  # paths or families that cannot run for this kernel, and why
-    selftest: bool = False  # the run includes the planted-bug self-test
 
 
 RUN_INFO_KEY = pytest.StashKey[RunInfo]()

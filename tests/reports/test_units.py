@@ -245,3 +245,15 @@ def test_failures_come_first_and_long_lists_fold() -> None:
     assert "6 more failed test(s)" in html
     assert html.index('id="nan-failures"') < html.index('id="nan-grid-matrix"')  # failures before the tables
     assert "INCOMPLETE" in render(records, FAMILIES, finished=False, ended="interrupted")
+
+
+def test_a_waived_case_that_crashes_its_worker_stays_waived() -> None:
+    """The waiver names a known failure; the worker dying on it is that failure, not a new one."""
+    waiver = {"id": MATRIX_NODE, "reason": "known", "link": "l"}
+    params = [("nan_params", PARAMS.to_json())]
+    waived = _absorb(_Builder(MATRIX_NODE, waiver=waiver), ("setup", "passed", params, "", False),
+                     ("???", "failed", [], "worker 'gw0' crashed while running ...", False))
+    assert (waived.outcome, waived.verdict) == ("xfailed", "waived")
+    unwaived = _absorb(_Builder(MATRIX_NODE), ("setup", "passed", params, "", False),
+                       ("???", "failed", [], "worker 'gw0' crashed while running ...", False))
+    assert (unwaived.outcome, unwaived.verdict) == ("failed", "crash")
