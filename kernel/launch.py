@@ -1,13 +1,15 @@
 """How get_num_nans launches for one input: the pure planning half, so tests can pin every switch point.
 
-Work is cut into items, one item = one (row, vocabulary chunk). A program loops over items
-`pid, pid + grid, pid + 2*grid, ...` and writes one int32 count per item; nothing is ever added into memory
-another program writes, so there are no atomics and no pre-zeroed buffers.
+Work is cut into items, one item = one (row, vocabulary chunk). Every item's count is stored once by the one
+program that computed it; nothing is ever added into memory another program writes, so there are no atomics and
+no pre-zeroed buffers, and the same input gives the same counts on every call.
 
 Variants (the plan's `variant`):
-  rows        one chunk per row, grid = rows: each program owns whole rows and stores the row's count
-              directly into the output (one launch). Chosen when the batch alone fills the device.
-  rows-loop   the same, with grid capped at `max_programs`: each program loops over several rows.
+  rows        one program per row (grid = rows): the anchor's own kernel, `_num_nans_kernel`, with a block of
+              `row_block_bytes` (capped at the row's next power of two) and a block-wide sum per step; it stores
+              the row's count directly (one launch). Chosen when the batch alone fills the device.
+  rows-loop   whole rows with the grid capped at `row_programs` (NPU, interpreter): `_count_items_kernel`,
+              each program loops over rows `pid, pid + grid, ...` with a per-lane accumulator.
   split       rows are cut into `num_chunks` chunks so that rows * chunks <= `split_items` items; stage 1
               writes a partial count per item into an int32 [rows, chunks] buffer, stage 2 sums each row's
               partials in a fixed order (integer sums: exact and deterministic). Chosen for short batches.
@@ -17,12 +19,16 @@ Switch points (with the device's tuning `t`, `blocks = cdiv(vocab, t.block(eleme
   split when   rows < t.split_rows and chunks = min(blocks, t.split_items // rows) >= 2
   rows when    rows >= t.split_rows, or fewer than 2 chunks fit (one split block of vocabulary, or
                rows > t.split_items / 2)
-  -loop when   items (rows * chunks) > t.max_programs
+  -loop when   split items > t.max_programs, or rows > t.row_programs for whole rows
 
-Backends: CUDA sizes `split_rows`, `split_items` and `max_programs` from the SM count; triton-ascend (NPU) maps a grid
-onto physical vector cores, so there `max_programs` equals the vector-core count (every variant loops instead
-of queuing extra grid batches), blocks stay small for the 192 KB unified buffer, and no atomics are used.
-The grid is 1-D on every backend, so batches past CUDA's 65,535 limit on grid axes 1 and 2 launch fine.
+Warps of a whole-row launch: enough for 16 bytes per thread per step, at most `row_warps`, so a narrow row
+does not spread one small block over 512 threads.
+
+Backends: CUDA sizes `split_rows`, `split_items` and `max_programs` from the SM count and launches whole rows on a
+grid of `rows` programs (the 1-D grid's x axis takes up to 2^31 - 1, so batches past the 65,535 limit of axes 1
+and 2 launch fine). triton-ascend (NPU) maps a grid onto physical vector cores, so there `max_programs` and
+`row_programs` equal the vector-core count (every variant loops instead of queuing extra grid batches), blocks
+stay small for the 192 KB unified buffer, and no atomics are used.
 """
 from __future__ import annotations
 
@@ -34,6 +40,8 @@ import torch
 
 INTERPRETER_CORES = 4  # small and fixed: the interpreter runs programs one after another
 NPU_FALLBACK_CORES = 40  # vector cores of a 910B-class card when neither torch_npu nor the driver says
+ROW_BYTES_PER_WARP = 32 * 16  # a whole-row step gives each of a warp's 32 threads at least one 16-byte load
+CUDA_GRID_X = 2**31 - 1  # CUDA's limit on grid axis 0
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,8 @@ class Tuning:
     cores: int
     split_rows: int  # batches with fewer rows than this are split
     split_items: int  # a split aims at this many (row, chunk) items
-    max_programs: int  # grid cap; programs loop over the items beyond it
+    max_programs: int  # grid cap of a split; programs loop over the items beyond it
+    row_programs: int  # grid cap of a whole-row launch; beyond it programs loop over rows (rows-loop)
     row_block_bytes: int
     row_warps: int
     split_block_bytes: int
@@ -78,6 +87,10 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def _next_power_of_2(n: int) -> int:
+    return 1 << max(0, n - 1).bit_length()
+
+
 @functools.lru_cache(maxsize=4096)  # a pure function of hashable arguments: decode loops repeat the same shapes
 def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tuning) -> LaunchPlan:
     """Choose the variant for a non-empty [num_reqs, vocab_size] input (see the module docstring)."""
@@ -91,10 +104,11 @@ def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tunin
         num_chunks = _cdiv(vocab_size, chunk)
         block, warps, variant = split_block, tuning.split_warps, "split"
     else:
-        block = tuning.block(element_size, split=False)
-        chunk, num_chunks, warps, variant = _cdiv(vocab_size, block) * block, 1, tuning.row_warps, "rows"
+        block = min(tuning.block(element_size, split=False), max(16, _next_power_of_2(vocab_size)))
+        warps = max(1, min(tuning.row_warps, block * element_size // ROW_BYTES_PER_WARP))
+        chunk, num_chunks, variant = _cdiv(vocab_size, block) * block, 1, "rows"
     items = num_reqs * num_chunks
-    grid = min(items, tuning.max_programs)
+    grid = min(items, tuning.max_programs if num_chunks > 1 else tuning.row_programs)
     if grid < items:
         variant += "-loop"
     return LaunchPlan(variant, num_reqs, vocab_size, num_chunks, chunk, block, grid, warps,
@@ -179,15 +193,16 @@ def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
     """The tuning table; values from sweeps on an H200 (README, Benchmark)."""
     if kind == "interpreter":
         # small blocks and a 4-program cap, so the CPU suite runs every variant, loops included
-        return Tuning(n, split_rows=2 * n, split_items=4 * n, max_programs=n, row_block_bytes=4096, row_warps=4,
-                      split_block_bytes=4096, split_warps=4)
+        return Tuning(n, split_rows=2 * n, split_items=4 * n, max_programs=n, row_programs=n, row_block_bytes=4096,
+                      row_warps=4, split_block_bytes=4096, split_warps=4)
     if kind == "npu":
         # grid <= vector cores (extra programs queue in batches), modest blocks for the 192 KB unified buffer;
         # one wave, so a split pays only while 2+ chunks per row fit (rows <= cores / 2)
-        return Tuning(n, split_rows=n, split_items=n, max_programs=n, row_block_bytes=8192, row_warps=4,
-                      split_block_bytes=8192, split_warps=4)
-    # CUDA: one 16-byte load per thread per step; up to 8 items per SM when splitting; grid <= 8 programs per SM
-    # (two waves of 16-warp programs; more rows loop); stage 2 of a split launched as a programmatic dependent of
-    # stage 1 where the card has it (sm_90+)
-    return Tuning(n, split_rows=n, split_items=8 * n, max_programs=8 * n, row_block_bytes=8192, row_warps=16,
-                  split_block_bytes=4096, split_warps=8, pdl=pdl)
+        return Tuning(n, split_rows=n, split_items=n, max_programs=n, row_programs=n, row_block_bytes=8192,
+                      row_warps=4, split_block_bytes=8192, split_warps=4)
+    # CUDA: a split gives up to 8 items per SM, one 16-byte load per thread per step, grid <= 8 programs per SM,
+    # stage 2 launched as a programmatic dependent of stage 1 where the card has it (sm_90+). Whole rows: one
+    # program per row, 32 KB steps over 16 warps with a sum per step (the anchor's kernel at 2-4x its block and
+    # warps: at 1024-4096 rows on an H200 this beat both the anchor and a per-lane accumulator in every dtype)
+    return Tuning(n, split_rows=n, split_items=8 * n, max_programs=8 * n, row_programs=CUDA_GRID_X,
+                  row_block_bytes=32768, row_warps=16, split_block_bytes=4096, split_warps=8, pdl=pdl)

@@ -105,6 +105,11 @@ def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
     """Launch one plan on a checked, non-empty input; returns a fresh int32 [num_reqs] tensor."""
     if plan.num_chunks == 1:
         out = torch.empty(plan.num_reqs, dtype=torch.int32, device=logits.device)
+        if plan.grid == plan.num_reqs:  # one program per row: the anchor's kernel at the plan's block and warps
+            _num_nans_kernel[(plan.grid,)](
+                logits, logits.stride(0), out, plan.vocab_size, BLOCK_SIZE=plan.block, num_warps=plan.num_warps
+            )
+            return out
         _count_items_kernel[(plan.grid,)](
             logits, logits.stride(0), out, plan.vocab_size, plan.num_items, 1, plan.chunk,
             BLOCK=plan.block, num_warps=plan.num_warps,
@@ -131,7 +136,7 @@ def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
 
     The launch is chosen per input by kernel.launch.plan_launch: short batches split each row's vocabulary
     over many programs and sum the partial counts in a second small kernel (a programmatic dependent launch
-    on sm_90+); batches that fill the device get whole rows per program in one launch. Every variant stores
+    on sm_90+); batches that fill the device get one program per row (`_num_nans_kernel`) in one launch. Every variant stores
     plain int32 counts (no atomics), so the same input gives the same counts on every call.
     """
     _check_input(logits)

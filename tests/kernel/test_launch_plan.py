@@ -59,16 +59,31 @@ def _compiled(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize(
     "rows, vocab, variant, chunks",
-    [(1, 152064, "split", 149), (16, 262144, "split", 64), (131, 152064, "split", 8), (132, 152064, "rows", 1),
-     (1056, 32000, "rows", 1), (1057, 32000, "rows-loop", 1), (70_001, 128, "rows-loop", 1)],
+    [(1, 152064, "split", 149), (16, 262144, "split", 64), (131, 152064, "split", 8), (131, 8192, "split", 8),
+     (132, 152064, "rows", 1), (1056, 32000, "rows", 1), (1057, 32000, "rows", 1), (70_001, 128, "rows", 1)],
 )
 def test_cuda_switch_points_on_an_h200(monkeypatch: pytest.MonkeyPatch, rows: int, vocab: int, variant: str,
                                        chunks: int) -> None:
-    """132 SMs: split below 132 rows into at most 8 items per SM, whole rows above, at most 8 programs per SM."""
+    """132 SMs: split below 132 rows into at most 8 items per SM on at most 8 programs per SM; from 132 rows one
+    program per row, on a 1-D grid of any size (70,001 rows is past the 65,535 limit of grid axes 1 and 2)."""
     _compiled(monkeypatch)
     plan: LaunchPlan = plan_launch(rows, vocab, 4, launch.tuning_for(torch.device("cuda"), cores=132))
     assert (plan.variant, plan.num_chunks) == (variant, chunks), plan
-    assert plan.grid <= 8 * 132 and plan.pdl is False  # dependent launch only with the card's own facts
+    assert plan.grid == (rows if variant == "rows" else min(plan.num_items, 8 * 132))
+    assert plan.pdl is False  # dependent launch only with the card's own facts
+
+
+@pytest.mark.parametrize(
+    "vocab, element_size, block, warps",
+    [(152064, 4, 8192, 16), (152064, 2, 16384, 16), (3000, 4, 4096, 16), (300, 2, 512, 2), (128, 4, 128, 1),
+     (5, 4, 16, 1)],
+)
+def test_cuda_whole_rows_block_and_warps(monkeypatch: pytest.MonkeyPatch, vocab: int, element_size: int, block: int,
+                                         warps: int) -> None:
+    """32 KB steps on 16 warps; a narrow row gets a block of its next power of two and 16 bytes per thread."""
+    _compiled(monkeypatch)
+    plan = plan_launch(200, vocab, element_size, launch.tuning_for(torch.device("cuda"), cores=132))
+    assert (plan.variant, plan.block, plan.num_warps) == ("rows", block, warps), plan
 
 
 @pytest.mark.parametrize("rows", [1, 16, 20, 21, 40, 70_001])

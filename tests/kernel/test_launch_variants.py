@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import kernel.num_nans as num_nans
+from kernel import launch
 from kernel.launch import Tuning, plan_launch, tuning_for
 from tests.kernel.tunings import SMALL
 
@@ -50,10 +51,23 @@ def test_variant_counts_exactly(variant: str, rows: int, vocab: int, dtype: str,
     assert torch.equal(got.cpu(), expected), f"{plan}: got {got.tolist()}, expected {expected.tolist()}"
 
 
+@pytest.mark.parametrize("rows, vocab, dtype, stride", [(140, 300, "bf16", 300), (133, 3000, "fp32", 3007),
+                                                       (132, 7, "fp16", 9)])
+def test_cuda_whole_rows_plan_counts_exactly(rows: int, vocab: int, dtype: str, stride: int, device: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CUDA tuning's one-program-per-row launch (block capped at the row, fewer warps) on this backend."""
+    monkeypatch.setattr(launch, "interpreting", lambda: False)
+    plan = plan_launch(rows, vocab, DTYPES[dtype].itemsize, launch.tuning_for(torch.device("cuda"), cores=132))
+    assert (plan.variant, plan.grid) == ("rows", rows), plan
+    host = _logits(rows, vocab, DTYPES[dtype], stride, plan.chunk, seed=rows + vocab)
+    got = num_nans.run_plan(host.to(device), plan)
+    assert torch.equal(got.cpu(), torch.isnan(host).sum(-1).to(torch.int32)), plan
+
+
 def test_many_partials_per_row(device: str) -> None:
     """Stage 2 with hundreds of chunks in one row (a wide power-of-two tile)."""
-    tuning = Tuning(4, split_rows=8, split_items=300, max_programs=1 << 30, row_block_bytes=64, row_warps=4,
-                    split_block_bytes=64, split_warps=4)
+    tuning = Tuning(4, split_rows=8, split_items=300, max_programs=1 << 30, row_programs=4, row_block_bytes=64,
+                    row_warps=4, split_block_bytes=64, split_warps=4)
     plan = plan_launch(1, 16 * 300 - 3, 4, tuning)
     assert (plan.variant, plan.num_chunks) == ("split", 300)
     host = _logits(1, plan.vocab_size, torch.float32, plan.vocab_size, plan.chunk, seed=5)
