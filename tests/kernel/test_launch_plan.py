@@ -11,7 +11,6 @@ from kernel.launch import LaunchPlan, plan_launch
 from tests.kernel.tunings import SMALL
 
 
-
 @pytest.mark.parametrize(
     "rows, vocab, variant, chunks",
     [
