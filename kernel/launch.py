@@ -203,6 +203,7 @@ def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
     # CUDA: a split gives up to 8 items per SM, one 16-byte load per thread per step, grid <= 8 programs per SM,
     # stage 2 launched as a programmatic dependent of stage 1 where the card has it (sm_90+). Whole rows: one
     # program per row, 32 KB steps over 16 warps with a sum per step (the anchor's kernel at 2-4x its block and
-    # warps: at 1024-4096 rows on an H200 this beat both the anchor and a per-lane accumulator in every dtype)
+    # warps: at 256-4096 rows on an H200 it beat the anchor in every dtype, and the per-lane accumulator in
+    # bf16/fp16, tying it in fp32; docs/launch-sweep-h200.json)
     return Tuning(n, split_rows=n, split_items=8 * n, max_programs=8 * n, row_programs=CUDA_GRID_X,
                   row_block_bytes=32768, row_warps=16, split_block_bytes=4096, split_warps=8, pdl=pdl)

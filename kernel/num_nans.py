@@ -136,8 +136,8 @@ def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
 
     The launch is chosen per input by kernel.launch.plan_launch: short batches split each row's vocabulary
     over many programs and sum the partial counts in a second small kernel (a programmatic dependent launch
-    on sm_90+); batches that fill the device get one program per row (`_num_nans_kernel`) in one launch. Every variant stores
-    plain int32 counts (no atomics), so the same input gives the same counts on every call.
+    on sm_90+); batches that fill the device get one program per row (`_num_nans_kernel`) in one launch.
+    Every variant stores plain int32 counts (no atomics), so the same input gives the same counts on every call.
     """
     _check_input(logits)
     num_reqs, vocab_size = logits.shape
