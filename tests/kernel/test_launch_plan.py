@@ -8,7 +8,7 @@ import torch
 
 from kernel import launch
 from kernel.launch import LaunchPlan, plan_launch
-from tests.kernel.tunings import SMALL
+from tests.kernel.tunings import SMALL, plan_as_compiled
 
 
 @pytest.mark.parametrize(
@@ -51,11 +51,6 @@ def test_empty_input_has_no_plan() -> None:
         plan_launch(0, 10, 4, SMALL)
 
 
-def _compiled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Plan as compiled Triton would (the tuning of the interpreter differs on purpose)."""
-    monkeypatch.setattr(launch, "interpreting", lambda: False)
-
-
 @pytest.mark.parametrize(
     "rows, vocab, variant, chunks",
     [(1, 152064, "split", 149), (16, 262144, "split", 64), (131, 152064, "split", 8), (131, 8192, "split", 8),
@@ -65,7 +60,7 @@ def test_cuda_switch_points_on_an_h200(monkeypatch: pytest.MonkeyPatch, rows: in
                                        chunks: int) -> None:
     """132 SMs: split below 132 rows into at most 8 items per SM on at most 8 programs per SM; from 132 rows one
     program per row, on a 1-D grid of any size (70,001 rows is past the 65,535 limit of grid axes 1 and 2)."""
-    _compiled(monkeypatch)
+    plan_as_compiled(monkeypatch)
     plan: LaunchPlan = plan_launch(rows, vocab, 4, launch.tuning_for(torch.device("cuda"), cores=132))
     assert (plan.variant, plan.num_chunks) == (variant, chunks), plan
     assert plan.grid == (rows if variant == "rows" else min(plan.num_items, 8 * 132))
@@ -80,7 +75,7 @@ def test_cuda_switch_points_on_an_h200(monkeypatch: pytest.MonkeyPatch, rows: in
 def test_cuda_whole_rows_block_and_warps(monkeypatch: pytest.MonkeyPatch, vocab: int, element_size: int, block: int,
                                          warps: int) -> None:
     """32 KB steps on 16 warps; a narrow row gets a block of its next power of two and 16 bytes per thread."""
-    _compiled(monkeypatch)
+    plan_as_compiled(monkeypatch)
     plan = plan_launch(200, vocab, element_size, launch.tuning_for(torch.device("cuda"), cores=132))
     assert (plan.variant, plan.block, plan.num_warps) == ("rows", block, warps), plan
 
@@ -88,7 +83,7 @@ def test_cuda_whole_rows_block_and_warps(monkeypatch: pytest.MonkeyPatch, vocab:
 @pytest.mark.parametrize("rows", [1, 16, 20, 21, 40, 70_001])
 def test_npu_grid_never_exceeds_vector_cores(monkeypatch: pytest.MonkeyPatch, rows: int) -> None:
     """triton-ascend maps programs onto physical cores: every variant loops instead of over-subscribing."""
-    _compiled(monkeypatch)
+    plan_as_compiled(monkeypatch)
     npu = SimpleNamespace(type="npu", index=0)  # torch.device("npu") needs torch_npu
     plan = plan_launch(rows, 152064, 2, launch.tuning_for(npu, cores=40))  # type: ignore[arg-type]
     assert plan.grid <= 40

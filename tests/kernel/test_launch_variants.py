@@ -5,9 +5,8 @@ import pytest
 import torch
 
 import kernel.num_nans as num_nans
-from kernel import launch
 from kernel.launch import Tuning, plan_launch, tuning_for
-from tests.kernel.tunings import SMALL
+from tests.kernel.tunings import SMALL, plan_as_compiled
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -56,8 +55,8 @@ def test_variant_counts_exactly(variant: str, rows: int, vocab: int, dtype: str,
 def test_cuda_whole_rows_plan_counts_exactly(rows: int, vocab: int, dtype: str, stride: int, device: str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The CUDA tuning's one-program-per-row launch (block capped at the row, fewer warps) on this backend."""
-    monkeypatch.setattr(launch, "interpreting", lambda: False)
-    plan = plan_launch(rows, vocab, DTYPES[dtype].itemsize, launch.tuning_for(torch.device("cuda"), cores=132))
+    plan_as_compiled(monkeypatch)
+    plan = plan_launch(rows, vocab, DTYPES[dtype].itemsize, tuning_for(torch.device("cuda"), cores=132))
     assert (plan.variant, plan.grid) == ("rows", rows), plan
     host = _logits(rows, vocab, DTYPES[dtype], stride, plan.chunk, seed=rows + vocab)
     got = num_nans.run_plan(host.to(device), plan)
