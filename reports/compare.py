@@ -1,7 +1,9 @@
 """python -m reports.compare BASELINE.json CURRENT.json: what broke, what got fixed, what appeared or vanished.
 
-Exit status: 1 when any case regressed (passed before; failed, errored, or - unless --allow-coverage-loss - skipped
-or missing now), 2 when a file is unusable or describes a run that did not finish or collected nothing, else 0.
+Exit status: 0 when nothing regressed; 1 when any case regressed (passed before; failed, errored, or - unless
+--allow-coverage-loss - skipped or missing now); 2 when a file cannot be judged: unreadable, not a
+nan-harness-results/2 file (an older /1 file cannot show that its run finished), malformed (reports.results.validate
+names the field), or describing a run that did not finish or collected nothing.
 """
 from __future__ import annotations
 
@@ -100,19 +102,19 @@ def render(d: Diff, baseline_path: str, current_path: str, n_before: int, n_afte
 
 
 def check_finished(doc: dict[str, Any], path: Path) -> None:
-    """A run that did not finish, or collected nothing, cannot be judged: it would look like no regressions."""
-    if doc.get("schema") == "nan-harness-results/1":
-        return  # written before runs recorded how they ended
-    if not doc.get("finished"):
-        raise ResultsError(f"{path}: the run did not finish ({doc.get('ended', 'unknown')}); it cannot be compared")
-    if not doc.get("collected") or not doc.get("cases"):
-        raise ResultsError(f"{path}: the run collected no tests; it cannot be compared")
+    """A run that did not finish, or has no cases, cannot be judged: it would look like no regressions."""
+    if not doc["finished"]:
+        raise ResultsError(f"{path}: the run did not finish ({doc['ended']}); it cannot be compared")
+    if not doc["cases"]:
+        raise ResultsError(f"{path}: the run recorded no tests; it cannot be compared")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m reports.compare",
-        description="Compare two results.json files of the NaN-count harness; exit 1 when anything regressed.",
+        description="Compare two results.json files of the NaN-count harness. Exit 0: no regressions; "
+                    "1: something regressed; 2: a file cannot be judged (unreadable, not a nan-harness-results/2 "
+                    "file, malformed, or a run that did not finish), with the reason on stderr.",
     )
     parser.add_argument("baseline", type=Path, help="results.json of the reference run (e.g. yesterday's nightly)")
     parser.add_argument("current", type=Path, help="results.json of the run to judge")

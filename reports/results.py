@@ -1,17 +1,25 @@
-"""reports/results.json: one TestRecord per test item, the environment and how the run ended."""
+"""reports/results.json: one TestRecord per test item, the environment and how the run ended.
+
+`load` is every reader's way in (compare, merge, trend, the nightly): it refuses, with ResultsError naming the field,
+any file that is not what `document` writes (DOCUMENT below) or that says it finished when it cannot have.
+"""
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verdict.record import TestRecord
+from verdict.record import VERDICTS, TestRecord
 
 SCHEMA = "nan-harness-results/2"
-READABLE_SCHEMAS = ("nan-harness-results/1", SCHEMA)
+LEGACY_SCHEMA = "nan-harness-results/1"  # written before runs recorded how they ended
+OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "pending")  # TestRecord.outcome's words
 
 
 class ResultsError(ValueError):
@@ -67,12 +75,17 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
+def dumps(doc: dict[str, Any]) -> str:
+    """The file's text: one place decides how results.json is laid out."""
+    return json.dumps(doc, indent=1) + "\n"
+
+
 def write(path: Path, doc: dict[str, Any]) -> None:
-    write_text_atomic(path, json.dumps(doc, indent=1) + "\n")
+    write_text_atomic(path, dumps(doc))
 
 
 def load(path: Path) -> dict[str, Any]:
-    """Read a results file and check it is one of ours."""
+    """Read a results file and refuse anything a writer of SCHEMA would not have written."""
     try:
         doc = json.loads(Path(path).read_bytes().decode("utf-8"))
     except OSError as exc:
@@ -81,13 +94,158 @@ def load(path: Path) -> dict[str, Any]:
         raise ResultsError(f"{path}: not UTF-8 text: {exc}") from exc
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not JSON: {exc}") from exc
-    if not isinstance(doc, dict) or doc.get("schema") not in READABLE_SCHEMAS:
-        raise ResultsError(f"{path}: not a {SCHEMA} results file")
-    cases = doc.get("cases")
-    if not isinstance(cases, list) or not all(isinstance(c, dict) and "nodeid" in c and "outcome" in c for c in cases):
-        raise ResultsError(f"{path}: 'cases' must be a list of records with nodeid and outcome")
+    except RecursionError as exc:
+        raise ResultsError(f"{path}: not JSON this harness writes: nested too deeply") from exc
+    validate(doc, str(path))
     return doc
+
+
+def validate(doc: Any, source: str) -> None:
+    """One check for every reader, so no gate reads a malformed file as a run (or crashes on it)."""
+    try:
+        _check_schema(doc)
+        DOCUMENT.check(doc, "")
+        _check_consistent(doc)
+    except ResultsError as exc:
+        raise ResultsError(f"{source}: {exc}") from None
 
 
 def records(doc: dict[str, Any]) -> list[TestRecord]:
     return [TestRecord.from_dict(c) for c in doc["cases"]]
+
+
+# --- what a results document may hold ----------------------------------------------------------------------------
+
+def _shown(value: Any) -> str:
+    """A value as the file spells it, cut short."""
+    text = json.dumps(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _at(where: str, key: str) -> str:
+    """A field's place as an error names it: `cases[0].wrong_rows[1].expected`."""
+    return f"{where}.{key}" if where else key
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What a JSON value may be, in the words an error names it with."""
+
+    words: str
+    test: Callable[[Any], bool]
+    parts: Callable[[Any, str], None] | None = None  # checks inside a value that passed `test`
+
+    def check(self, value: Any, where: str) -> None:
+        if not self.test(value):
+            raise ResultsError(f"{where} must be {self.words}, not {_shown(value)}")
+        if self.parts is not None:
+            self.parts(value, where)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def nullable(kind: Kind) -> Kind:
+    """`kind`, or null where the writer has nothing to say (no kernel yet, a problem rather than a row)."""
+    def parts(value: Any, where: str) -> None:
+        if value is not None:
+            kind.check(value, where)
+    return Kind(f"{kind.words} or null", lambda v: v is None or kind.test(v), parts)
+
+
+def one_of(values: Sequence[str]) -> Kind:
+    """One word of a closed set: a misspelt outcome or verdict must not read as a case that did not fail."""
+    return Kind(f"one of {', '.join(values)}", lambda v: isinstance(v, str) and v in values)
+
+
+def list_of(item: Kind) -> Kind:
+    """A list whose every item is checked, so an error names the index."""
+    def parts(value: list[Any], where: str) -> None:
+        for i, v in enumerate(value):
+            item.check(v, f"{where}[{i}]")
+    return Kind("a list", lambda v: isinstance(v, list), parts)
+
+
+def dict_of(value_kind: Kind, keys: Sequence[str] | None = None) -> Kind:
+    """An object of any keys (or only `keys`), every value of one kind."""
+    def parts(value: dict[str, Any], where: str) -> None:
+        for k, v in value.items():
+            if keys is not None and k not in keys:
+                raise ResultsError(f"{_at(where, k)}: unknown key (allowed: {', '.join(keys)})")
+            value_kind.check(v, _at(where, k))
+    return Kind("an object", lambda v: isinstance(v, dict), parts)
+
+
+def record(fields: Mapping[str, Kind], required: Sequence[str] = ()) -> Kind:
+    """An object with these fields (`required` ones always present); keys a newer writer adds pass unchecked."""
+    def parts(value: dict[str, Any], where: str) -> None:
+        for key in required:
+            if key not in value:
+                raise ResultsError(f"{_at(where, key)} is missing")
+        for key, kind in fields.items():
+            if key in value:
+                kind.check(value[key], _at(where, key))
+    return Kind("an object", lambda v: isinstance(v, dict), parts)
+
+
+STRING = Kind("a string", lambda v: isinstance(v, str))
+NAME = Kind("a non-empty string", lambda v: isinstance(v, str) and v != "")
+BOOL = Kind("true or false", lambda v: isinstance(v, bool))
+INT = Kind("an integer", _is_int)
+COUNT = Kind("an integer >= 0", lambda v: _is_int(v) and v >= 0)
+POSITIVE = Kind("an integer >= 1", lambda v: _is_int(v) and v >= 1)
+SECONDS = Kind("a number >= 0", lambda v: (_is_int(v) or isinstance(v, float)) and math.isfinite(v) and v >= 0)
+OBJECT = Kind("an object", lambda v: isinstance(v, dict))
+VERDICT = one_of(VERDICTS)
+
+PARAMS = record({"family": STRING, "case_id": STRING, "dtype": STRING, "layout": STRING, "shape": list_of(COUNT),
+                 "detail": STRING, "seed": nullable(INT)})
+CASE_ROW = record({"case_id": STRING, "row": nullable(COUNT), "expected": nullable(INT), "got": nullable(INT),
+                   "label": STRING}, required=("row", "expected", "got"))  # row null: a problem, not a row
+CHECK_ROW = record({"row": COUNT, "expected": INT, "got": INT, "label": STRING}, required=("row", "expected", "got"))
+CHECK = record({"params": PARAMS, "path": STRING, "verdict": VERDICT, "expected_total": nullable(INT),
+                "got_total": nullable(INT), "problems": list_of(STRING), "wrong_rows": list_of(CHECK_ROW),
+                "card": nullable(COUNT), "input_desc": STRING, "refusal": STRING, "ok": BOOL}, required=("verdict",))
+CASE = record({"id": STRING, "nodeid": NAME, "family": STRING, "parameters": PARAMS, "path": STRING,
+               "outcome": one_of(OUTCOMES), "verdict": VERDICT, "duration": SECONDS, "expected_total": nullable(INT),
+               "got_total": nullable(INT), "wrong_rows": list_of(CASE_ROW), "cards": list_of(COUNT),
+               "message": STRING, "waiver": nullable(dict_of(STRING)), "planted": nullable(OBJECT),
+               "call_sites": list_of(OBJECT), "checks": list_of(CHECK)}, required=("nodeid", "outcome", "verdict"))
+SPLIT = {"splits": POSITIVE, "algorithm": nullable(STRING), "durations_sha256": nullable(STRING),
+         "selection": nullable(OBJECT)}  # what every shard of one split run shares (reports.merge.SPLIT_KEYS)
+SHARD = record({"group": POSITIVE, **SPLIT}, required=("group", "splits"))
+SHARDS = record({**SPLIT, "groups": list_of(POSITIVE), "folders": list_of(STRING), "collected": list_of(COUNT),
+                 "finished": list_of(BOOL)}, required=("groups", "folders"))  # a merged run's shards
+DOCUMENT = record({"environment": dict_of(STRING), "exitstatus": nullable(INT), "finished": BOOL, "ended": STRING,
+                   "collected": COUNT, "ran": COUNT, "counts": dict_of(COUNT, OUTCOMES),
+                   "verdicts": dict_of(COUNT, VERDICTS), "run_id": nullable(STRING), "diagnosis": list_of(OBJECT),
+                   "kernel": nullable(STRING), "backend": nullable(STRING), "coverage_gaps": list_of(STRING),
+                   "started": nullable(STRING), "shard": nullable(SHARD), "shards": SHARDS, "cases": list_of(CASE)},
+                  required=("environment", "exitstatus", "finished", "ended", "collected", "counts", "verdicts",
+                            "cases"))
+
+
+def _check_schema(doc: Any) -> None:
+    """Only SCHEMA says how its run ended; an older file cannot show that its run finished."""
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    if schema == LEGACY_SCHEMA:
+        raise ResultsError(f"schema {LEGACY_SCHEMA} does not record whether its run finished, so it cannot be "
+                           f"judged; rerun the suite to write a {SCHEMA} file")
+    if schema != SCHEMA:
+        raise ResultsError(f"not a {SCHEMA} results file" + (f" (schema {_shown(schema)})" if schema else ""))
+
+
+def _check_consistent(doc: dict[str, Any]) -> None:
+    """What the writer (reports.plugin.ended) never puts together: a finished run that cannot have finished."""
+    collected, ran = doc["collected"], doc.get("ran", doc["collected"])
+    if doc["finished"] and doc["exitstatus"] not in (0, 1):
+        raise ResultsError(f"finished is true but exitstatus is {_shown(doc['exitstatus'])}; "
+                           "a finished run exits 0 or 1")
+    if doc["finished"] and collected == 0:
+        raise ResultsError("finished is true but collected is 0; a run that collected nothing did not finish")
+    if doc["finished"] and ran < collected:
+        raise ResultsError(f"finished is true but ran is {ran} of {collected} collected")
+    twice = sorted(n for n, k in Counter(c["nodeid"] for c in doc["cases"]).items() if k > 1)
+    if twice:
+        raise ResultsError(f"duplicate nodeid in cases: {', '.join(twice[:3])}" + (" ..." if len(twice) > 3 else ""))

@@ -4,7 +4,9 @@ Reads the night folders under ROOT (`YYYY-MM-DD[-HHMMSS]`, as `python -m nightly
 night, the cases newly failing and newly fixed between consecutive nights, each night's kernel commit (environment
 "Kernel commit", marked where it changed), and, where a night has bench.json, the benchmark's ratios per shape
 (share of the read roofline reached, speed-up over the anchor kernel) over time. Writes OUT/trend.html and
-OUT/trend.png (default OUT: ROOT/trend). Exit 0 when the page was written, 2 when ROOT holds no night with results.
+OUT/trend.png (default OUT: ROOT/trend). A night whose results.json cannot be read or is malformed (as
+reports.results.validate judges it) is shown as "no results" with the reason, and none of its cases are counted. Exit
+0 when the page was written, 2 when ROOT holds no night with results or OUT cannot be written.
 """
 from __future__ import annotations
 
@@ -274,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         path = build(args.root, args.out or args.root / "trend", max(1, args.last))
-    except FileNotFoundError as exc:
+    except OSError as exc:  # no nights (FileNotFoundError), or OUT is not a writable folder
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {path} and {path.with_suffix('.png')}")

@@ -159,9 +159,12 @@ def test_unknown_waiver_ids(tmp_path: Path) -> None:
 
 
 def _doc(path: Path, outcomes: dict[str, str], finished: bool = True) -> Path:
-    cases = [{"nodeid": n, "outcome": o, "wrong_rows": [], "message": ""} for n, o in outcomes.items()]
-    doc = {"schema": SCHEMA, "environment": {}, "finished": finished, "ended": "passed" if finished else "interrupted",
-           "collected": len(cases), "cases": cases}
+    cases = [{"nodeid": n, "outcome": o, "verdict": "pass" if o == "passed" else "wrong_counts", "wrong_rows": [],
+              "message": ""} for n, o in outcomes.items()]
+    status = (1 if "failed" in outcomes.values() else 0) if finished else 2
+    doc = {"schema": SCHEMA, "environment": {}, "exitstatus": status, "finished": finished,
+           "ended": "passed" if finished else "interrupted", "collected": len(cases), "counts": {}, "verdicts": {},
+           "cases": cases}
     path.write_text(json.dumps(doc), encoding="utf-8")
     return path
 
