@@ -6,27 +6,36 @@ bug class leaves and others do not: a per-block OR keeps counts between 1 and th
 tail only hurts vocab sizes off the block, a predicate misses or counts whole IEEE classes, and so on; where a
 signature needs a control (a case that passes), the rule asks for one. Categories are the planted bugs'
 classes (tests/planted): predicate, traversal, offsets, accumulation, output, side effects, contract; plus
-device (faults, crashes, timeouts no other rule explains) and unknown. The strongest diagnosis comes first:
-most failing tests explained, rule order breaking ties. Failing tests that no rule explains are listed last as
-"no known pattern".
+device (faults, crashes, timeouts no other rule explains), interpreter and unknown. An interpreter defect the
+preflight measured (the run's environment, harness.preflight) comes first when the failures fit it: it is a
+fact about the run, not a guess. Then the strongest diagnosis: most failing tests explained, rule order breaking
+ties. Each diagnosis knows the failing checks its signature fits; one whose checks the stronger ones kept before
+it explain already is dropped (a dropped tail also reads IEEE rows shorter than a block as 0: not a predicate
+bug). Failing tests that no kept diagnosis explains are listed last as "no known pattern". The verdicts are
+never changed here.
 """
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from html import escape
 from typing import Any
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
+from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS, from_text
 from verdict.record import CRASH, DEVICE_FAULT, REFUSED, TIMEOUT, Check, TestRecord, WrongRow
 
 SHOWN_CASES = 5
 B = ANCHOR_BLOCK_SIZE
 POISON = -0x5A5A5A5B  # harness.target.POISON: what the direct launch's output holds before the kernel runs
-CATEGORIES: tuple[str, ...] = ("predicate", "traversal", "offsets", "accumulation", "output", "side effects",
-                               "contract", "device", "unknown")
+INTERPRETER = "interpreter"  # a defect of the Triton interpreter the preflight measured: not the kernel's
+CATEGORIES: tuple[str, ...] = (INTERPRETER, "predicate", "traversal", "offsets", "accumulation", "output",
+                               "side effects", "contract", "device", "unknown")
 NO_PATTERN = "no known pattern"
+
+
+Failure = tuple[str, int]  # a failing test's id and the index of one failing check (-1: it failed without one)
 
 
 @dataclass(frozen=True)
@@ -36,11 +45,13 @@ class Diagnosis:
     evidence: str
     cases: tuple[str, ...]  # record ids (test name and parameters)
     weight: int  # failing tests explained: the strongest pattern comes first
+    explains: frozenset[Failure] = frozenset()  # the failures its signature fits (not written to results.json)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "cases": list(self.cases)}
+        return {**{k: v for k, v in asdict(self).items() if k != "explains"}, "cases": list(self.cases)}
 
 
+Hit = TestRecord | tuple[TestRecord, Check]  # a whole failing test, or one failing check of it
 Rule = Callable[[Sequence[TestRecord]], "Diagnosis | None"]
 
 
@@ -86,8 +97,17 @@ def _ids(pairs: Sequence[tuple[TestRecord, Check]] | Sequence[TestRecord]) -> tu
     return tuple(dict.fromkeys(ids))
 
 
-def _found(category: str, name: str, evidence: str, ids: tuple[str, ...], bonus: int = 0) -> Diagnosis:
-    return Diagnosis(category, name, evidence, ids, len(ids) + bonus)
+def _failures(hit: Hit) -> set[Failure]:
+    """What one hit explains: its failing check, or every failing check of a whole test (the test, if none)."""
+    if isinstance(hit, tuple):
+        r, c = hit
+        return {(r.id, next(i for i, x in enumerate(r.checks) if x is c))}
+    return {(hit.id, i) for i, c in enumerate(hit.checks) if not c.ok} or {(hit.id, -1)}
+
+
+def _found(category: str, name: str, evidence: str, hits: Sequence[Hit], bonus: int = 0) -> Diagnosis:
+    ids = _ids(hits)
+    return Diagnosis(category, name, evidence, ids, len(ids) + bonus, frozenset().union(*map(_failures, hits)))
 
 
 # -- accumulation ------------------------------------------------------------------------------------------
@@ -105,7 +125,7 @@ def per_block_or(records: Sequence[TestRecord]) -> Diagnosis | None:
         return None
     return _found("accumulation", "flags summed as int1 (a per-block OR, not a count)",
                   f"{len(hits)} of {len(wrong)} wrong checks count at least 1 and at most one NaN per "
-                  f"{B}-wide block, e.g. {_example(hits[0][1])}", _ids(hits))
+                  f"{B}-wide block, e.g. {_example(hits[0][1])}", hits)
 
 
 def narrow_accumulator(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -117,7 +137,7 @@ def narrow_accumulator(records: Sequence[TestRecord]) -> Diagnosis | None:
     smallest = min(w.expected for _, c in hits for w in c.wrong_rows)
     return _found("accumulation", "narrow or float accumulator (counts past its range are lost)",
                   f"only rows with many NaNs are wrong (smallest wrong count {smallest}), e.g. "
-                  f"{_example(hits[0][1])}", _ids(hits), bonus=1)
+                  f"{_example(hits[0][1])}", hits, bonus=1)
 
 
 # -- offsets -----------------------------------------------------------------------------------------------
@@ -134,13 +154,13 @@ def big_offsets(records: Sequence[TestRecord]) -> Diagnosis | None:
     died = [r for r in _failing(records) if r.family == "bigoffset" and r.verdict in (CRASH, DEVICE_FAULT, TIMEOUT)]
     far = [(r, c) for r, c in _wrong_checks(records) if r.family == "bigoffset"
            and all(_past_2_31(w) for w in c.wrong_rows)]
-    hits = list(dict.fromkeys([*died, *(r for r, _ in far)]))
+    hits = [*died, *far]
     if not hits:
         return None
     how = f"{len(died)} ended in {', '.join(sorted({r.verdict for r in died}))}" if died else ""
     rows = f"{len(far)} miscount only the rows past 2^31 (e.g. {_example(far[0][1])})" if far else ""
     return _found("offsets", "32-bit row offsets (rows past 2^31 elements read or fault elsewhere)",
-                  f"cases whose rows start past 2^31 elements: {'; '.join(p for p in (how, rows) if p)}", _ids(hits))
+                  f"cases whose rows start past 2^31 elements: {'; '.join(p for p in (how, rows) if p)}", hits)
 
 
 def storage_offset(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -155,7 +175,7 @@ def storage_offset(records: Sequence[TestRecord]) -> Diagnosis | None:
     return _found("offsets", "the view's storage offset ignored (rows read from the storage's start)",
                   f"only inputs that start inside their storage miscount (offsets {offsets}, path "
                   f"{'/'.join(paths)}{f'; the {fine[0]} path counts them right' if fine else ''}), e.g. "
-                  f"{_example(wrong[0][1])}", _ids(wrong))
+                  f"{_example(wrong[0][1])}", wrong)
 
 
 # -- the NaN predicate -------------------------------------------------------------------------------------
@@ -165,20 +185,20 @@ _CLASS = re.compile(r"^(?P<sign>[+-])(?P<cls>[a-z_]+) (?P<dtype>\S+) 0x")
 def predicate(records: Sequence[TestRecord]) -> Diagnosis | None:
     """Whole IEEE classes missed (a row of one NaN class counts 0) or counted (a row of a non-NaN class counts),
     special values counted, or a float dtype the kernel accepted miscounted."""
-    counted, missed, dtypes, ids = set(), set(), set(), []
+    counted, missed, dtypes, hits = set(), set(), set(), []
     for r, c in _wrong_checks(records):
         for w in c.wrong_rows:
             m = _CLASS.match(w.label)
             if m and (w.got == 0 < w.expected or w.got > w.expected):
                 (counted if w.got > w.expected else missed).add(f"{m['sign']}{m['cls']} {m['dtype']}")
-                ids.append(r.id)
+                hits.append((r, c))
         if r.family == "special" and any(w.got > w.expected for w in c.wrong_rows):
             counted.add(f"special values {c.params.dtype}")
-            ids.append(r.id)
+            hits.append((r, c))
         if _outside(c) and c.params.layout.startswith("dtype-") and c.params.dtype.startswith(("float", "bfloat")):
             dtypes.add(c.params.dtype)
-            ids.append(r.id)
-    if not ids:
+            hits.append((r, c))
+    if not hits:
         return None
     parts = []
     if counted:
@@ -187,32 +207,59 @@ def predicate(records: Sequence[TestRecord]) -> Diagnosis | None:
         parts.append(f"NaN patterns missed: {', '.join(sorted(missed)[:8])}")
     if dtypes:
         parts.append(f"{', '.join(sorted(dtypes))} accepted and miscounted (the predicate on that format)")
-    return _found("predicate", "the NaN predicate", "; ".join(parts), tuple(dict.fromkeys(ids)), bonus=1)
+    return _found("predicate", "the NaN predicate", "; ".join(parts), hits, bonus=1)
 
 
 # -- traversal ---------------------------------------------------------------------------------------------
 _SHAPE_FAMILIES = ("matrix", "shapes", "sweep", "magnitudes")
 
 
+def _masked_counted(c: Check) -> bool:
+    """Each wrong row of a vocab off the block counts exactly the masked lanes of its last block too."""
+    v = _vocab(c)
+    return bool(v % B) and all(w.got - w.expected == _blocks(v) * B - v for w in c.wrong_rows)
+
+
+def _tail_dropped(c: Check) -> bool:
+    """The counts of a kernel that reads whole blocks only: each wrong row of a vocab off the block is short by at
+    most the last partial block and holds no more than the whole blocks; rows shorter than a block count nothing."""
+    v = _vocab(c)
+    if not v % B or c.problems or (v < B and c.got_total != 0):
+        return False
+    return all(0 < w.expected - w.got <= v % B and w.got <= v - v % B for w in c.wrong_rows)
+
+
+def _elsewhere(records: Sequence[TestRecord], fits: Callable[[Check], bool]) -> list[tuple[TestRecord, Check]]:
+    """Wrong checks outside the shape families whose rows fit a tail signature too (IEEE rows, contract views...)."""
+    return [(r, c) for r, c in _wrong_checks(records) if r.family not in _SHAPE_FAMILIES and fits(c)]
+
+
+def _too(more: Sequence[tuple[TestRecord, Check]]) -> str:
+    return f"; {len(more)} wrong check(s) of other families fit it too, e.g. {_example(more[0][1])}" if more else ""
+
+
 def tail(records: Sequence[TestRecord]) -> Diagnosis | None:
-    """Only vocab sizes off the block miscount while multiples pass, or the excess is exactly the masked lanes."""
+    """Only vocab sizes off the block miscount while multiples pass, or the excess is exactly the masked lanes;
+    it explains every other wrong check its signature fits (rows shorter than a block read as 0, say)."""
     wrong = [(r, c) for r, c in _wrong_checks(records) if r.family in _SHAPE_FAMILIES]
     if not wrong:
         return None
-    masked = [(r, c) for r, c in wrong if _vocab(c) % B and all(
-        w.got - w.expected == _blocks(_vocab(c)) * B - _vocab(c) for w in c.wrong_rows)]
+    masked = [(r, c) for r, c in wrong if _masked_counted(c)]
     ragged = [(r, c) for r, c in wrong if _vocab(c) % B]
     multiples_pass = [c for c in _passing_checks(records) if c.params.family in _SHAPE_FAMILIES
                       and _vocab(c) and _vocab(c) % B == 0]
     if len(masked) == len(wrong):
+        more = _elsewhere(records, _masked_counted)
         return _found("traversal", "the last, partial block of a row (masked lanes counted)",
                       f"each wrong row counts exactly the masked lanes of its last block too ({len(masked)} "
-                      f"checks), e.g. {_example(masked[0][1])}", _ids(masked), bonus=1)
+                      f"checks), e.g. {_example(masked[0][1])}{_too(more)}", [*masked, *more], bonus=1)
     if len(ragged) != len(wrong) or not multiples_pass:
         return None
+    more = _elsewhere(records, _tail_dropped)
     return _found("traversal", "the last, partial block of a row (mask or loop bound)",
                   f"only vocab sizes that are not a multiple of {B} miscount ({len(ragged)} checks), e.g. "
-                  f"{_example(ragged[0][1])}; {multiples_pass[0].params.case_id} (a multiple) passes", _ids(ragged))
+                  f"{_example(ragged[0][1])}; {multiples_pass[0].params.case_id} (a multiple) passes{_too(more)}",
+                  [*ragged, *more])
 
 
 def block_sums(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -225,7 +272,7 @@ def block_sums(records: Sequence[TestRecord]) -> Diagnosis | None:
         return None
     return _found("traversal", "multi-block rows: blocks lost, overwritten or stepped wrong",
                   f"only rows longer than one {B}-block miscount ({len(long)} checks), e.g. {_example(long[0][1])}; "
-                  f"{short_pass[0].params.case_id} passes", _ids(long))
+                  f"{short_pass[0].params.case_id} passes", long)
 
 
 def unread_lanes(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -238,7 +285,7 @@ def unread_lanes(records: Sequence[TestRecord]) -> Diagnosis | None:
     r, c, w = hits[0]
     return _found("traversal", "elements of each row never read (loop step, tile width or mask)",
                   f"all-NaN rows count fewer than their length, e.g. {c.params.case_id} ({c.path}) row {w.row}: "
-                  f"{w.got} of {w.expected}", tuple(dict.fromkeys(h[0].id for h in hits)))
+                  f"{w.got} of {w.expected}", [(r, c) for r, c, _ in hits])
 
 
 def padding(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -249,7 +296,7 @@ def padding(records: Sequence[TestRecord]) -> Diagnosis | None:
         return None
     return _found("traversal", "row stride (padding counted)",
                   f"rows whose stride exceeds vocab count their NaN padding ({len(hits)} checks), e.g. "
-                  f"{_example(hits[0][1])}", _ids(hits))
+                  f"{_example(hits[0][1])}", hits)
 
 
 def column_stride(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -257,7 +304,7 @@ def column_stride(records: Sequence[TestRecord]) -> Diagnosis | None:
     if not hits:
         return None
     return _found("traversal", "column stride ignored (a non-unit inner stride read as contiguous)",
-                  f"a transposed view was counted, wrongly, instead of refused: {_example(hits[0][1])}", _ids(hits))
+                  f"a transposed view was counted, wrongly, instead of refused: {_example(hits[0][1])}", hits)
 
 
 def square(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -270,7 +317,7 @@ def square(records: Sequence[TestRecord]) -> Diagnosis | None:
         return None
     return _found("traversal", "square inputs: rows and columns swapped (the layout guessed from the shape)",
                   f"only square inputs miscount ({len(sq)} checks), e.g. {_example(sq[0][1])}; "
-                  f"{others_pass[0].params.case_id} passes", _ids(sq))
+                  f"{others_pass[0].params.case_id} passes", sq)
 
 
 # -- output ------------------------------------------------------------------------------------------------
@@ -304,7 +351,7 @@ def output(records: Sequence[TestRecord]) -> Diagnosis | None:
     detail = next((p for c in first.checks for p in c.problems), "") or _example(
         next(c for c in first.checks if c.wrong_rows))
     return _found("output", "the output: " + "; ".join(text for group, text in parts if group),
-                  f"{len(_ids(hits))} test(s), e.g. {first.id}: {detail}", _ids(hits), bonus=1)
+                  f"{len(_ids(hits))} test(s), e.g. {first.id}: {detail}", hits, bonus=1)
 
 
 def stale_outputs(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -322,7 +369,7 @@ def stale_outputs(records: Sequence[TestRecord]) -> Diagnosis | None:
     return _found("output", "results reused across calls (a cached output, or a cache keyed on the address)",
                   f"the first call counts right and later calls on the same buffer or shape do not "
                   f"({len(hits)} test(s)), e.g. {hits[0].id}: {hits[0].message.splitlines()[0][:200]}",
-                  _ids(hits), bonus=1)
+                  hits, bonus=1)
 
 
 # -- side effects and the contract -------------------------------------------------------------------------
@@ -334,7 +381,7 @@ def input_modified(records: Sequence[TestRecord]) -> Diagnosis | None:
     padding_only = [r for r, p in hits if "padding" in p or "padded storage" in p]
     what = "input or its row padding modified" if padding_only else "input modified"
     return _found("side effects", f"side effects: {what}", f"{len(_ids([r for r, _ in hits]))} test(s), e.g. "
-                  f"{hits[0][0].id}: {hits[0][1]}", _ids([r for r, _ in hits]))
+                  f"{hits[0][0].id}: {hits[0][1]}", [r for r, _ in hits])
 
 
 def copies(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -342,7 +389,7 @@ def copies(records: Sequence[TestRecord]) -> Diagnosis | None:
     if not hits:
         return None
     return _found("contract", "padded rows copied instead of read in place",
-                  f"e.g. {hits[0][0].id}: {hits[0][1]}", _ids([r for r, _ in hits]))
+                  f"e.g. {hits[0][0].id}: {hits[0][1]}", [r for r, _ in hits])
 
 
 def rank_accepted(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -354,7 +401,7 @@ def rank_accepted(records: Sequence[TestRecord]) -> Diagnosis | None:
     c = hits[0][1]
     detail = "; ".join(c.problems) or (c.wrong_rows[0].describe() if c.wrong_rows else c.verdict)
     return _found("contract", "input of another rank accepted and answered wrongly (refuse it, or count it exactly)",
-                  f"{len(hits)} case(s), e.g. {c.params.case_id}: {detail}", _ids(hits))
+                  f"{len(hits)} case(s), e.g. {c.params.case_id}: {detail}", hits)
 
 
 _EMPTY_TESTS = ("test_empty_batch", "test_zero_vocab")
@@ -366,7 +413,7 @@ def empty_inputs(records: Sequence[TestRecord]) -> Diagnosis | None:
         return None
     return _found("contract", "empty batches or a zero vocab mishandled (expected an empty or zero int32 result)",
                   f"{len(hits)} test(s), e.g. {hits[0].id}: {hits[0].message.splitlines()[0][:200] if hits[0].message else ''}",
-                  _ids(hits))
+                  hits)
 
 
 def refused(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -375,7 +422,40 @@ def refused(records: Sequence[TestRecord]) -> Diagnosis | None:
         return None
     detail = next((c.refusal for c in hits[0].checks if c.refusal), "")
     return _found("contract", "in-domain input refused (an exception where counts were due)",
-                  f"{len(hits)} test(s), e.g. {hits[0].id}: {detail}", _ids(hits))
+                  f"{len(hits)} test(s), e.g. {hits[0].id}: {detail}", hits)
+
+
+# -- the interpreter: a defect the preflight measured (the run's environment), not a guess ----------------------
+def _counts_none(c: Check) -> bool:
+    """A check of input with NaNs that counted none of them, and found nothing else wrong."""
+    return (not c.problems and (c.expected_total or 0) > 0 and c.got_total == 0
+            and all(w.got == 0 for w in c.wrong_rows))
+
+
+def interpreter(records: Sequence[TestRecord], environment: Mapping[str, str]) -> Diagnosis | None:
+    """The preflight found a dtype's NaN comparison wrong under this interpreter, the kernel counts no NaN of that
+    dtype in any check, and another dtype counts right: what a kernel comparing the loaded value gives here."""
+    defects = [d for d in from_text(environment.get(INTERPRETER_DEFECTS, "")) if d.about_nan]
+    broken = {d.dtype for d in defects}
+    with_nans = [(r, c) for r in records for c in r.checks
+                 if c.params.dtype in broken and (c.expected_total or 0) > 0 and c.got_total is not None]
+    hits = [(r, c) for r, c in with_nans if not c.ok]
+    controls = [c for c in _passing_checks(records)
+                if c.params.dtype and c.params.dtype not in broken and (c.expected_total or 0) > 0]
+    if not hits or not controls or not all(_counts_none(c) for _, c in with_nans):
+        return None
+    seen = sorted({c.params.dtype for _, c in hits})
+    dtypes = "/".join(seen)
+    flavour = environment.get("Triton") or "Triton"  # harness.environment's entry: "triton 3.9.0", "triton-ascend ..."
+    failing = sum(1 for r in _failing(records) for c in r.checks if not c.ok)
+    share = "every failing check is" if len(hits) == failing else f"{len(hits)} of {failing} failing checks are"
+    measured = "; ".join(d.text for d in defects if d.dtype in seen)
+    name = f"{dtypes} NaN comparison under the {flavour} interpreter"
+    return _found(INTERPRETER, f"{name} (its defect, not the kernel's)",
+                  f"{name} (measured at start: {measured}): "
+                  f"{share} a {dtypes} input with its NaNs counted short, to 0 (e.g. {_example(hits[0][1])}), "
+                  f"while {controls[0].params.case_id} counts right. The failures stand: "
+                  "judge on a device or upcast to fp32 before comparing", hits)
 
 
 # -- what the process did ----------------------------------------------------------------------------------
@@ -387,7 +467,7 @@ def _by_verdict(verdict: str, name: str) -> Rule:
             return None
         first = hits[0]
         detail = first.message.splitlines()[0][:200] if first.message else ""
-        return _found("device", name, f"{len(hits)} test(s), e.g. {first.id}: {detail}", _ids(hits))
+        return _found("device", name, f"{len(hits)} test(s), e.g. {first.id}: {detail}", hits)
 
     rule.__name__ = f"verdict_{verdict}"
     return rule
@@ -402,20 +482,43 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def diagnose(records: Sequence[TestRecord]) -> list[Diagnosis]:
-    """Every rule that fires, strongest first; failing tests no rule explains close the list as "no known pattern"."""
+def _drop_explained(ranked: Sequence[Diagnosis]) -> list[Diagnosis]:
+    """Drop each diagnosis whose failures the stronger ones kept before it explain already: its evidence is theirs."""
+    kept: list[Diagnosis] = []
+    explained: set[Failure] = set()
+    for d in ranked:
+        if not d.explains <= explained:
+            kept.append(d)
+            explained |= d.explains
+    return kept
+
+
+def diagnose(records: Sequence[TestRecord], *, environment: Mapping[str, str] | None = None) -> list[Diagnosis]:
+    """A measured interpreter defect first, then every rule that fires, strongest first, less those a stronger one
+    explains; failing tests no kept diagnosis explains close the list as "no known pattern"."""
     failing = _failing(records)
     if not failing:
         return []
     found = [d for rule in RULES if (d := rule(records)) is not None]
     order = {id(d): i for i, d in enumerate(found)}
     found.sort(key=lambda d: (-d.weight, order[id(d)]))
-    explained = {case for d in found for case in d.cases}
+    measured = interpreter(records, environment or {})
+    kept = _drop_explained([measured, *found] if measured else found)
+    explained = {case for d in kept for case in d.cases}
     rest = [r for r in failing if r.id not in explained]
     if rest:
-        found.append(Diagnosis("unknown", NO_PATTERN, f"{len(rest)} failing test(s) match no known pattern; "
-                               "see the failure list", _ids(rest), 0))
-    return found
+        kept.append(Diagnosis("unknown", NO_PATTERN, f"{len(rest)} failing test(s) match no known pattern; "
+                              "see the failure list", _ids(rest), 0))
+    return kept
+
+
+def _interpreter_note(found: Sequence[Diagnosis]) -> str:
+    """Under the headline: when an interpreter defect leads, say so before any failure is read as the kernel's."""
+    if not found or found[0].category != INTERPRETER:
+        return ""
+    rest = "" if len(found) == 1 else " Other failures are listed after it."
+    return (f'<p id="nan-interpreter-note"><b>FAIL on this interpreter:</b> {escape(found[0].name)}; its failures '
+            f"stay failures here, judge the kernel on a device or upcast to fp32 before comparing.{escape(rest)}</p>")
 
 
 def render(found: Sequence[Diagnosis]) -> str:
@@ -427,4 +530,4 @@ def render(found: Sequence[Diagnosis]) -> str:
         f"{f' (+{len(d.cases) - SHOWN_CASES} more)' if len(d.cases) > SHOWN_CASES else ''}</li>"
         for d in found
     )
-    return f'<h3>Diagnosis</h3><ol id="nan-diagnosis">{items}</ol>'
+    return f'{_interpreter_note(found)}<h3>Diagnosis</h3><ol id="nan-diagnosis">{items}</ol>'

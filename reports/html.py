@@ -12,8 +12,7 @@ import pytest
 
 from reports import summary
 from reports.collector import record_of_report
-from reports.plugin import COLLECTOR_KEY, STARTED_KEY, is_controller
-from reports.results import write_text_atomic
+from reports.plugin import COLLECTOR_KEY, is_controller
 from verdict.record import TestRecord
 from verdict.run import RUN_INFO_KEY, RunInfo
 
@@ -146,17 +145,14 @@ class PrecisionHtml:
 def render_summary(config: pytest.Config, session: pytest.Session) -> str:
     """The summary block for this run's collected results."""
     from reports.diagnosis import diagnose, render as render_diagnosis
-    from reports.plugin import ended
+    from reports.plugin import run_end
 
     info = config.stash[RUN_INFO_KEY]
-    collector = config.stash[COLLECTOR_KEY]
-    records: list[TestRecord] = collector.results()
-    exitstatus = int(getattr(session, "exitstatus", 0) or 0)
-    ran = sum(1 for r in records if r.outcome != "pending" and "::" in r.nodeid)
-    finished, how = ended(exitstatus, ran, collector.collected)
+    records: list[TestRecord] = config.stash[COLLECTOR_KEY].results()
+    end = run_end(session)
     return summary.render(records, info.families, kernel=info.kernel_module, backend=info.backend,
-                          finished=finished, ended=how, gaps=info.coverage_gaps,
-                          diagnosis=render_diagnosis(diagnose(records)) + bench_link(config))
+                          finished=end.finished, ended=end.how, gaps=info.coverage_gaps,
+                          diagnosis=render_diagnosis(diagnose(records, environment=info.environment)) + bench_link(config))
 
 
 def bench_link(config: pytest.Config) -> str:
@@ -176,13 +172,6 @@ def bench_link(config: pytest.Config) -> str:
     return html_link_fragment(bench_json) or ""
 
 
-PLACEHOLDER = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>NaN-count precision: not finished</title></head>
-<body><h1>NaN-count precision: run not finished</h1><p>This run started at {started} and has not written its report:
-it is still running, or it ended before the end of the session (usage error, interrupt, killed). See its terminal
-output.</p></body></html>
-"""
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     if RUN_INFO_KEY not in config.stash or not config.pluginmanager.hasplugin("html") or not is_controller(config):
@@ -195,20 +184,3 @@ def pytest_configure(config: pytest.Config) -> None:
     for key, value in config.stash[RUN_INFO_KEY].environment.items():
         meta[key] = escape(value)  # pytest-html renders environment values as HTML
     config.pluginmanager.register(PrecisionHtml(config, config.stash[RUN_INFO_KEY]), "nan-precision-html")
-
-
-def write_placeholder(config: pytest.Config) -> None:
-    """Replace the previous HTML report by a page saying this run has not finished; pytest-html overwrites it at
-    the end. Called before anything can fail, so a usage error or a killed run never leaves an old report."""
-    path = getattr(config.option, "htmlpath", None)
-    if not path or not is_controller(config) or config.option.collectonly:
-        return
-    from pathlib import Path
-
-    target = Path(config.invocation_params.dir, path)
-    if target.is_dir():
-        raise pytest.UsageError(f"--html {target}: is a folder; give a file path")
-    try:
-        write_text_atomic(target, PLACEHOLDER.format(started=escape(config.stash.get(STARTED_KEY, "?"))))
-    except OSError as exc:
-        raise pytest.UsageError(f"--html {target}: cannot be written: {exc}") from exc

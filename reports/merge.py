@@ -10,9 +10,10 @@ what was merged. The merged precision.html is a self-contained page with the sum
 
 Exit status: 0 when the merged reports were written (whether the tests passed is for `reports.compare` and the
 nightly to judge; the page's headline says it), 2 when the shards cannot be merged honestly: a folder without a
-results file, a run that was not a shard (or is already a merge), shards of different kernels, kernel commits or
-backends, of different split counts, algorithms, durations files or selections, one group given twice, a missing
-group, or a test reported by two shards.
+results file, a malformed results file (reports.results.validate names the field), a run that was not a shard (or is
+already a merge), shards of different kernels, kernel commits or backends, of different split counts, algorithms,
+durations files or selections, one group given twice, a missing group, or a test reported by two shards; and 2 when
+the merged reports cannot be written (OUT_DIR is not a folder).
 """
 from __future__ import annotations
 
@@ -152,7 +153,7 @@ def merge_docs(shards: Sequence[Shard]) -> dict[str, Any]:
     env = _environment(shards)
     env["Shards"] = f"{len(shards)} (pytest-split, {first.info.get('algorithm')})"
     extra = {
-        "diagnosis": [d.to_dict() for d in diagnose(records)],
+        "diagnosis": [d.to_dict() for d in diagnose(records, environment=env)],
         "kernel": next((s.doc["kernel"] for s in shards if s.doc.get("kernel")), None),
         "backend": next((s.doc["backend"] for s in shards if s.doc.get("backend")), None),
         "coverage_gaps": gaps,
@@ -254,7 +255,7 @@ def page(doc: dict[str, Any], families: Sequence[Any], out_dir: Path, group_of: 
     from reports.diagnosis import diagnose, render as render_diagnosis
 
     records = results.records(doc)
-    diagnosis = render_diagnosis(diagnose(records))
+    diagnosis = render_diagnosis(diagnose(records, environment=doc["environment"]))
     block = summary.render(records, families, kernel=doc.get("kernel") or "?", backend=doc.get("backend") or "?",
                            finished=bool(doc["finished"]), ended=str(doc["ended"]), gaps=doc.get("coverage_gaps") or (),
                            diagnosis=diagnosis)
@@ -283,8 +284,18 @@ def page(doc: dict[str, Any], families: Sequence[Any], out_dir: Path, group_of: 
     )
 
 
+def check_out_dir(out_dir: Path) -> None:
+    """Refuse an OUT_DIR that can never hold the merged reports, before any work."""
+    existing = out_dir
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise MergeError(f"{out_dir}: {existing} exists and is not a folder; give a folder for the merged reports")
+
+
 def merge(out_dir: Path, folders: Sequence[Path], families: Sequence[Any] | None = None) -> dict[str, Any]:
     """Check and merge the shard folders into OUT_DIR/results.json, junit.xml and precision.html."""
+    check_out_dir(out_dir)
     shards = [load_shard(Path(f)) for f in folders]
     check(shards)
     doc = merge_docs(shards)
@@ -316,6 +327,9 @@ def main(argv: list[str] | None = None) -> int:
         doc = merge(args.out_dir, args.shards, families)
     except MergeError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # permissions, a full disk: the reports were not (all) written
+        print(f"error: cannot write the merged reports into {args.out_dir}: {exc}", file=sys.stderr)
         return 2
     state = "finished" if doc["finished"] else "NOT finished"
     print(f"merged {len(doc['shards']['groups'])} shards into {args.out_dir}: {doc['collected']} tests, "

@@ -348,3 +348,101 @@ def test_stale_outputs_near_miss_two_calls_both_wrong() -> None:
     shared = record.with_(checks=checks[:1], verdict="error",
                           message="AssertionError: get_num_nans returned the same output buffer for two calls")
     assert first([shared])[0] == "output"
+
+
+# -- one failure, one diagnosis: a stronger item's checks are not named again (issue 16, item 10) ------------
+TAIL = ("traversal", "the last, partial block of a row (mask or loop bound)")
+
+
+def _tail_dropped_run() -> list[TestRecord]:
+    """What a kernel that reads whole blocks only leaves: ragged vocabs short by their tail, rows shorter than a
+    block (IEEE rows, contract views) read as 0, a multiple of the block right."""
+    ieee = [_row(0, 0, "+zero fp32 0x00000000"), _row(1000, 0, "+quiet_nan fp32 0x7FC00000"),
+            _row(1000, 0, "-quiet_nan fp32 0xFFC00000")]
+    return [case("matrix", "fp32-prefix-2x5000-nan0.1", (2, 5000), [_row(500, 0), _row(500, 0)]),
+            case("matrix", "fp32-prefix-8x10000-nan1.0", (8, 10000), [_row(10000, 8192)]),
+            case("shapes", "fp32-shape-1x8193", (1, 8193), [_row(2048, 2047)]),
+            case("matrix", "fp32-prefix-4x8192-nan0.5", (4, 8192), [_row(4096, 4096)]),
+            case("ieee", "fp32-ieee-rows", (22, 1000), ieee),
+            case("contract", "fp32-offset3-4x3000", (4, 3000), [_row(995, 0)], offset=3,
+                 nodeid=f"{CONTRACT}::test_offset_views[fp32-3-wrapper]")]
+
+
+def test_tail_explains_what_weaker_rules_would_guess() -> None:
+    """IEEE rows shorter than a block read as 0 are the dropped tail, not the NaN predicate; an all-NaN row
+    short by its tail is not lanes never read; a contract view short by its tail is not "no known pattern"."""
+    found = diagnose(_tail_dropped_run())
+    assert [(d.category, d.name) for d in found] == [TAIL], found
+    assert len(found[0].cases) == 5 and "other families fit it too" in found[0].evidence
+
+
+def test_tail_near_miss_leaves_what_it_does_not_explain() -> None:
+    """A predicate that counts the +NaN rows (not 0 everywhere) is not a tail's doing; a view short by more than
+    its tail is not either: both stay, after the tail."""
+    records = _tail_dropped_run()[:4]
+    records.append(case("ieee", "fp32-ieee-rows", (22, 1000), [_row(1000, 1000, "+quiet_nan fp32 0x7FC00000"),
+                                                              _row(1000, 0, "-quiet_nan fp32 0xFFC00000")]))
+    records.append(case("contract", "fp32-offset3-4x9000", (4, 9000), [_row(5000, 100)], offset=3,
+                        nodeid=f"{CONTRACT}::test_offset_views[fp32-3-direct]"))
+    found = categories(records)
+    assert found[0] == TAIL and found[1] == ("predicate", "the NaN predicate") and found[-1] == ("unknown", NO_PATTERN)
+    assert diagnose(records)[-1].cases == ("test_offset_views[fp32-3-direct]",)
+
+
+def test_a_weaker_item_is_dropped_only_when_all_its_checks_are_explained() -> None:
+    stronger = dg.Diagnosis("traversal", "a", "", ("t1", "t2"), 2, frozenset({("t1", 0), ("t2", 0)}))
+    inside = dg.Diagnosis("predicate", "b", "", ("t1",), 1, frozenset({("t1", 0)}))
+    partly = dg.Diagnosis("output", "c", "", ("t2", "t3"), 2, frozenset({("t2", 0), ("t3", -1)}))
+    assert dg._drop_explained([stronger, partly, inside]) == [stronger, partly]
+
+
+# -- a measured interpreter defect, not a kernel bug (issue 16, item 9) -------------------------------------
+BF16_DEFECTS = {"Triton": "triton 3.9.0",
+                "Interpreter defects": "bf16 `x != x` is false for NaN, -NaN; bf16 `x == x` is true for NaN, -NaN; "
+                                       "bf16 `x < 0` is false for -2"}
+
+
+def _self_compare_run(bf16_got: int = 0) -> list[TestRecord]:
+    """A kernel testing `x != x` on the loaded value under an interpreter that never finds bf16 NaNs that way;
+    bf16_got: what each of its bf16 checks counts (0: none of their NaNs, as the defect makes it)."""
+    records = []
+    for dtype in ("fp32", "fp16", "bf16"):
+        def got(due: int, dtype: str = dtype) -> int:
+            return bf16_got if dtype == "bf16" else due
+
+        ieee = [_row(0, 0, f"+zero {dtype} 0x0000"), _row(1000, got(1000), f"+quiet_nan {dtype} 0x7FC0"),
+                _row(1000, 0 if dtype == "bf16" else 1000, f"-quiet_nan {dtype} 0xFFC0")]
+        records += [case("matrix", f"{dtype}-prefix-1x128-nan0.5", (1, 128), [_row(64, got(64))], dtype=dtype),
+                    case("matrix", f"{dtype}-prefix-1x128-nan0.0", (1, 128), [_row(0, 0)], dtype=dtype),
+                    case("ieee", f"{dtype}-ieee-rows", (22, 1000), ieee, dtype=dtype),
+                    case("contract", f"{dtype}-offset3-4x3000", (4, 3000), [_row(995, got(995))], offset=3,
+                         dtype=dtype, nodeid=f"{CONTRACT}::test_offset_views[{dtype}-3-wrapper]")]
+    return records
+
+
+def test_interpreter_defect_named_first_and_alone() -> None:
+    found = diagnose(_self_compare_run(), environment=BF16_DEFECTS)
+    assert [d.category for d in found] == ["interpreter"], [(d.category, d.name) for d in found]
+    assert found[0].name.startswith("bf16 NaN comparison under the triton 3.9.0 interpreter")
+    assert "every failing check is a bf16 input" in found[0].evidence and "upcast to fp32" in found[0].evidence
+    assert len(found[0].cases) == 3
+    assert 'id="nan-interpreter-note"' in dg.render(found)
+
+
+def test_interpreter_near_miss_not_measured() -> None:
+    """Without the preflight's word in the environment the same failures are the kernel's to explain."""
+    assert "interpreter" not in [c for c, _ in categories(_self_compare_run())]
+    none_found = {**BF16_DEFECTS, "Interpreter defects": "none found"}
+    assert all(d.category != "interpreter" for d in diagnose(_self_compare_run(), environment=none_found))
+
+
+def test_interpreter_near_miss_some_bf16_nans_counted() -> None:
+    """A kernel that counts some bf16 NaNs does not compare them as the defect does: its own predicate is suspect."""
+    found = diagnose(_self_compare_run(bf16_got=1), environment=BF16_DEFECTS)
+    assert all(d.category != "interpreter" for d in found)
+
+
+def test_interpreter_near_miss_without_a_control() -> None:
+    """No other dtype counting right: a kernel that counts nothing anywhere is not the interpreter's doing."""
+    bf16_only = [r for r in _self_compare_run() if r.params and r.params.dtype == "bf16"]
+    assert all(d.category != "interpreter" for d in diagnose(bf16_only, environment=BF16_DEFECTS))
