@@ -5,6 +5,8 @@ from collections.abc import Sequence
 
 import torch
 
+from harness.guard import KernelRaised
+from reference import sealed
 from verdict.record import DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, WrongRow
 
 SHOWN_ROWS = 20  # wrong rows spelled out in a message; the rest are counted
@@ -20,7 +22,10 @@ def describe_input(x: object) -> str:
 
 
 def exception_text(exc: BaseException) -> str:
-    """`Type: first line` of an exception: what a refusal or a fault is recorded and shown as."""
+    """`Type: first line` of an exception (of the kernel's own, when the guard wrapped it): what a refusal or a
+    fault is recorded and shown as."""
+    if isinstance(exc, KernelRaised):
+        exc = exc.original
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
@@ -32,8 +37,19 @@ def failed_launch(exc: BaseException, params: CaseParams, path: str, expected: t
 
     text = exception_text(exc)
     verdict = DEVICE_FAULT if any_fault(text) else REFUSED
-    return Check(params, path, verdict, int(expected.sum()), None, card=card, input_desc=describe_input(logits),
-                 refusal=text)
+    return Check(params, path, verdict, sum(sealed.int_list(expected)), None, card=card,
+                 input_desc=describe_input(logits), refusal=text)
+
+
+def refusal(exc: BaseException, params: CaseParams, path: str, logits: object) -> Check:
+    """The check of a kernel that raised on input outside its domain: an Exception is a refusal and passes; a
+    SystemExit, KeyboardInterrupt or a pytest/unittest outcome (skip, xfail, exit) steers the runner and fails."""
+    text = exception_text(exc)
+    if isinstance(exc, KernelRaised) and not exc.is_exception:
+        return Check(params, path, REFUSED, problems=(f"raised {type(exc.original).__name__}, which steers the test "
+                                                      "runner; a refusal must raise an Exception",),
+                     input_desc=describe_input(logits), refusal=text)
+    return Check(params, path, PASS, refusal=text, input_desc=describe_input(logits))
 
 
 def compare_counts(
@@ -48,41 +64,57 @@ def compare_counts(
     card: int | None = None,
     input_desc: str = "",
 ) -> Check:
-    """Compare kernel counts with the CPU reference; never raises on a malformed result, it reports it."""
-    expected_total = int(expected.sum())
+    """Compare kernel counts with the CPU reference; never raises on a malformed result, it reports it.
+
+    Values are read as plain data through reference.sealed and compared as Python ints, so neither a tensor
+    subclass nor a patched torch can make unequal counts compare equal."""
+    want = sealed.int_list(expected)
+    expected_total = sum(want)
     problems: list[str] = list(side_effects)
 
-    def done(got_total: int | None, wrong: Sequence[WrongRow] = ()) -> Check:
-        verdict = WRONG_COUNTS if wrong or got_total is None else (SIDE_EFFECT if problems else PASS)
+    def done(got_total: int | None, wrong: Sequence[WrongRow] = (), counts_right: bool = False) -> Check:
+        bad_counts = (wrong or got_total is None or got_total != expected_total) and not counts_right
+        verdict = WRONG_COUNTS if bad_counts else (SIDE_EFFECT if problems else PASS)
         return Check(params, path, verdict, expected_total, got_total, tuple(problems), tuple(wrong), card,
                      input_desc)
 
     if not isinstance(got, torch.Tensor):
         problems.append(f"result is {type(got).__name__}, not a tensor")
         return done(None)
-    if got.dtype != torch.int32:
-        problems.append(f"dtype {got.dtype}, expected torch.int32")
-    if tuple(got.shape) != tuple(expected.shape):
-        problems.append(f"shape {tuple(got.shape)}, expected {tuple(expected.shape)}")
-    if got.device.type != device_type:
-        problems.append(f"device {got.device}, expected {device_type}")
-    if got.device.type == "meta" or got.is_floating_point() or got.is_complex():
-        problems.append("values are not readable integers" if got.device.type != "meta" else "values live on meta")
+    if type(got) is not torch.Tensor:
+        problems.append(f"result is a {type(got).__module__}.{type(got).__qualname__}, not a plain torch.Tensor "
+                        "(judged by its data)")
+    dtype = sealed.dtype_of(got)
+    if dtype != torch.int32:
+        problems.append(f"dtype {dtype}, expected torch.int32")
+    shape = sealed.shape_of(got)
+    if shape != sealed.shape_of(expected):
+        problems.append(f"shape {shape}, expected {sealed.shape_of(expected)}")
+    got_device = sealed.device_type(got)
+    if got_device != device_type:
+        problems.append(f"device {got_device}, expected {device_type}")
+    if got_device == "meta" or dtype.is_complex:
+        problems.append("values are not readable integers" if got_device != "meta" else "values live on meta")
         return done(None)
     try:
-        values = got.detach().cpu().to(torch.int64).reshape(-1)
+        raw = sealed.host_array(got).reshape(-1)
     except Exception as exc:  # noqa: BLE001 - an exotic tensor must become a problem, not an exception
         problems.append(f"values cannot be read: {type(exc).__name__}: {exc}")
         return done(None)
+    if dtype.is_floating_point and not all(float(v).is_integer() for v in raw.tolist()):
+        problems.append("values are not whole numbers")
+        return done(None)
+    values = [int(v) for v in raw.tolist()]
     wrong: list[WrongRow] = []
-    if values.numel() == expected.numel():
-        want = expected.to(torch.int64).reshape(-1)
-        for row in torch.nonzero(values != want).reshape(-1).tolist():
-            label = row_labels[row] if row_labels is not None and row < len(row_labels) else ""
-            wrong.append(WrongRow(row, int(want[row]), int(values[row]), label))
+    if len(values) == len(want):
+        for row, (g, w) in enumerate(zip(values, want)):
+            if g != w:
+                label = row_labels[row] if row_labels is not None and row < len(row_labels) else ""
+                wrong.append(WrongRow(row, w, g, label))
     elif not problems:
-        problems.append(f"{values.numel()} counts for {expected.numel()} rows")
-    return done(int(values.sum()), wrong)
+        problems.append(f"{len(values)} counts for {len(want)} rows")
+    right = len(values) == len(want) and not wrong
+    return done(sum(values), wrong, counts_right=right)
 
 
 def message(check: Check) -> str:

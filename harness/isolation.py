@@ -1,8 +1,8 @@
 """Keep one kernel's device fault from poisoning the rest of the run.
 
 A fault such as CUDA's "illegal memory access" leaves the device context unusable: every later case in that
-process would fail for the wrong reason. After the faulting case has reported, an xdist worker exits so that
-xdist blames that case and starts a fresh worker; a serial run stops cleanly, keeping its reports.
+process would fail for the wrong reason. After the faulting case has reported, the xdist worker exits so that
+xdist blames that case and starts a fresh worker (the kernel always runs in a worker: harness.plugin).
 Segfaults (the interpreter reading a wild address) already kill the worker; xdist reports them the same way.
 """
 from __future__ import annotations
@@ -36,12 +36,10 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     result = yield
     fault = item.stash.get(FATAL_KEY, None)
     if fault is not None:
-        message = f"device fault in {item.nodeid}: {fault}; the device context is lost"
-        if hasattr(item.config, "workerinput"):
-            sys.stderr.write(message + "; restarting this xdist worker\n")
-            sys.stderr.flush()
-            os._exit(3)
-        pytest.exit(message + " (run with -n 1 or more to isolate faults and go on)", returncode=1)
+        sys.stderr.write(f"device fault in {item.nodeid}: {fault}; the device context is lost; restarting this "
+                         "xdist worker\n")
+        sys.stderr.flush()
+        os._exit(3)
     return result
 
 

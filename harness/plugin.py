@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from pathlib import Path
 
 import pytest
@@ -11,21 +12,23 @@ import torch
 
 from cases import registry
 from cases.family import Context, Family
-from harness import backends
+from harness import backends, children, guard, options, probe
 from harness.backends import Backend
 from harness.compare import assert_check, compare_counts, describe_input, failed_launch
 from harness.target import PATHS, KernelLoadError, KernelUnderTest, load, run_path
-from harness.environment import collect as collect_environment
-from harness.kernel_setup import SetupError, describe_resolution, parse_specs, run_setups
+from harness.kernel_setup import SetupError, SetupSpec, parse_specs, run_setups
 from verdict.record import (
     CHECK_PROPERTY, PARAMS_PROPERTY, CaseParams, Check,
 )
+from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS
 from verdict.run import RUN_INFO_KEY, RunInfo
 
 pytest_plugins = ["harness.isolation"]
 
 BACKEND_KEY = pytest.StashKey[Backend]()
-TARGET_KEY = pytest.StashKey[KernelUnderTest]()
+TARGET_KEY = pytest.StashKey[KernelUnderTest]()  # workers only
+PROBE_KEY = pytest.StashKey[probe.Probe]()  # the controller only
+SPARE_KEY = pytest.StashKey[frozenset[int]]()  # child processes that were there before the run
 FAMILIES_KEY = pytest.StashKey[tuple[Family, ...]]()
 
 # markers of tests that are not case families (families bring their own)
@@ -44,9 +47,12 @@ MARKERS: dict[str, str] = {
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    # Values are checked in pytest_configure (options.check), after the reports say "not finished": a bad value is a
+    # usage error that never leaves an earlier run's reports in place.
     group = parser.getgroup("nan-harness", "NaN-count kernel precision harness")
-    group.addoption("--device", choices=backends.CHOICES, default="auto",
-                    help="backend: auto picks npu, then cuda, then cpu (Triton interpreter). Default: auto")
+    group.addoption("--device", default="auto", metavar="|".join(backends.CHOICES),
+                    help=f"backend: {', '.join(backends.CHOICES)}; auto picks npu, then cuda, then cpu (Triton "
+                         "interpreter). Default: auto")
     group.addoption("--kernel", default="kernel", metavar="MODULE",
                     help="dotted module under test; must expose get_num_nans, may expose _num_nans_kernel. "
                          "Default: kernel")
@@ -54,21 +60,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="folder to import --kernel from (put first on sys.path); repeatable")
     group.addoption("--kernel-setup", action="append", default=[], metavar="MODULE[:CALLABLE]",
                     help="import MODULE (and call CALLABLE) before --kernel is imported, e.g. a plugin's patch "
-                         "module; repeatable, run in order, in every process")
+                         "module; repeatable, run in order, in every process that runs the kernel")
     group.addoption("--nan-family", action="append", default=[], metavar="MODULE",
                     help="extra case-family module (exposing FAMILY) to run besides cases.families; repeatable")
     group.addoption("--nan-fp32-full", action="store_true",
                     help="also sweep all 2^32 fp32 patterns (minutes on the CPU interpreter; seconds on a GPU)")
-    group.addoption("--nan-gen-cases", type=int, default=None, metavar="N",
-                    help="cases the generated family draws from its seed (default 10 on the CPU, 100 on accelerators)")
-    group.addoption("--nan-gen-seed", type=int, default=8, metavar="SEED",
-                    help="seed the generated family draws its cases from. Default: 8")
+    for spec in options.NUMERIC:
+        group.addoption(spec.flag, default=spec.default, metavar=spec.metavar, help=spec.help)
     group.addoption("--nan-gen-case", action="append", default=[], metavar="ID",
                     help="also run the generated case with this id (e.g. a failure the property test shrank to: "
                          "select it with -k ID); repeatable")
-    group.addoption("--nan-hypothesis-examples", type=int, default=10, metavar="N",
-                    help="examples the hypothesis property test draws per path, derandomized (default 10: seconds "
-                         "on the CPU; nightlies 500, accelerators 2000)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
+    """The kernel runs only in xdist workers, also for a plain or `-n 0` run (then one worker): whatever it does
+    to its process (exit 0, a segfault, a patched torch) can end a worker, never the process that decides.
+    A wrapper, so it runs before xdist's own hook turns -n into workers."""
+    if not (_is_worker(config) or config.option.help or config.option.version or config.option.collectonly):
+        if not config.pluginmanager.hasplugin("xdist"):
+            raise pytest.UsageError("nan-harness runs the kernel in a pytest-xdist worker so that a kernel cannot end "
+                                    "the run that judges it: install pytest-xdist and do not pass -p no:xdist")
+        if config.option.numprocesses in (None, 0, "0"):
+            config.option.numprocesses = 1
+    return (yield)
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -77,28 +96,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.option.help or config.option.version:
         return
     try:
+        options.check(config)
         backend = backends.resolve(config.getoption("--device"))
         backend.prepare()
-    except RuntimeError as exc:
+        specs = parse_specs(config.getoption("--kernel-setup"))
+    except (RuntimeError, SetupError, options.OptionError) as exc:
         raise pytest.UsageError(str(exc)) from exc
     if backend.interpreted:
         _check_interpreter()
-    else:
-        backends.pin_worker(backend, getattr(config, "workerinput", {}).get("workerid"))
-    for folder in reversed(config.getoption("--kernel-path")):
-        path = Path(config.invocation_params.dir, folder).resolve()
-        if not path.is_dir():
-            raise pytest.UsageError(f"--kernel-path {folder}: not a folder")
-        sys.path.insert(0, str(path))
-    setups = config.getoption("--kernel-setup")
-    try:
-        run_setups(parse_specs(setups))
-    except SetupError as exc:
-        raise pytest.UsageError(str(exc)) from exc
-    try:
-        target = load(config.getoption("--kernel"))
-    except KernelLoadError as exc:
-        raise pytest.UsageError(str(exc)) from exc
+    paths = _kernel_paths(config)
     try:
         families = registry.load(config.getoption("--nan-family"))
     except (ImportError, registry.FamilyError) as exc:
@@ -107,19 +113,70 @@ def pytest_configure(config: pytest.Config) -> None:
         for name, doc in family.markers().items():
             config.addinivalue_line("markers", f"{name}: {doc}")
     config.stash[BACKEND_KEY] = backend
-    config.stash[TARGET_KEY] = target
     config.stash[FAMILIES_KEY] = families
-    if not hasattr(config, "workerinput"):
-        gaps = (f"direct: not run, {target.kernel_skip_reason}",) if target.kernel_skip_reason else ()
-        if not callable(getattr(target.module, "aggregate_num_nans_per_request", None)):
-            gaps += (f"aggregate: not run, {target.module_name} has no aggregate_num_nans_per_request "
-                     "(newer upstream vLLM only)",)
-        environment = collect_environment(target, backend)
-        if setups:
-            environment["Kernel setup"] = ", ".join(setups)
-            resolution = describe_resolution(target.module)
-            environment["Resolved to"] = json.dumps(resolution, default=str)[:2000]
-        config.stash[RUN_INFO_KEY] = RunInfo(target.module_name, backend.name, environment, families, gaps)
+    if children.adopt_orphans():
+        config.stash[SPARE_KEY] = frozenset(children.children(os.getpid()))
+    if _is_worker(config):
+        _load_in_worker(config, backend, paths, specs)
+    else:
+        _probe_in_controller(config, backend, paths, families)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Processes the kernel started (and its dead workers left) end with the run."""
+    spare = config.stash.get(SPARE_KEY, None)
+    if spare is not None:
+        children.kill_descendants(spare)
+
+
+def _kernel_paths(config: pytest.Config) -> list[str]:
+    """--kernel-path folders, resolved against the invocation folder; each must exist."""
+    paths = []
+    for folder in config.getoption("--kernel-path"):
+        path = Path(config.invocation_params.dir, folder).resolve()
+        if not path.is_dir():
+            raise pytest.UsageError(f"--kernel-path {folder}: not a folder")
+        paths.append(str(path))
+    return paths
+
+
+def _load_in_worker(config: pytest.Config, backend: Backend, paths: list[str], specs: Sequence[SetupSpec]) -> None:
+    """A worker: pin its card, run the setups and import the module under test (the controller never does)."""
+    guard.watch_signals()
+    if not backend.interpreted:
+        backends.pin_worker(backend, config.workerinput.get("workerid"))  # type: ignore[attr-defined]
+    for path in reversed(paths):
+        sys.path.insert(0, path)
+    try:
+        run_setups(specs)
+        config.stash[TARGET_KEY] = load(config.getoption("--kernel"))
+    except (SetupError, KernelLoadError) as exc:
+        raise pytest.UsageError(str(exc)) from exc
+
+
+def _probe_in_controller(config: pytest.Config, backend: Backend, paths: list[str],
+                         families: tuple[Family, ...]) -> None:
+    """The controller: learn what the module under test is from a child process, and tell the reports."""
+    setups = config.getoption("--kernel-setup")
+    try:
+        found = probe.run(config.getoption("--kernel"), config.getoption("--device"), paths, setups,
+                          config.invocation_params.dir)
+    except probe.ProbeError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    config.stash[PROBE_KEY] = found
+    gaps = (f"direct: not run, {found.kernel_skip_reason}",) if found.kernel_skip_reason else ()
+    if not found.has_aggregate:
+        gaps += (f"aggregate: not run, {found.module_name} has no aggregate_num_nans_per_request "
+                 "(newer upstream vLLM only)",)
+    environment = dict(found.environment)
+    if backend.interpreted:  # measured here, where no kernel module can have patched what the preflight uses
+        from harness.preflight import describe_defects
+
+        environment[INTERPRETER_DEFECTS] = describe_defects()
+    if setups:
+        environment["Kernel setup"] = ", ".join(setups)
+        environment["Resolved to"] = json.dumps(found.resolution, default=str)[:2000]
+    config.stash[RUN_INFO_KEY] = RunInfo(found.module_name, backend.name, environment, families, gaps)
 
 
 def _check_interpreter() -> None:
@@ -144,13 +201,13 @@ def _check_interpreter() -> None:
 def context(config: pytest.Config) -> Context:
     """What families may vary their cases by, for this run."""
     backend = config.stash[BACKEND_KEY]
-    options = (
+    values = (
         ("fp32_full", config.getoption("--nan-fp32-full")),
         ("gen_cases", config.getoption("--nan-gen-cases")),
         ("gen_seed", config.getoption("--nan-gen-seed")),
         ("gen_case_ids", tuple(config.getoption("--nan-gen-case"))),
     )
-    return Context(backend.name, backend.batch_rows, options)
+    return Context(backend.name, backend.batch_rows, values)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -203,15 +260,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    if TARGET_KEY not in config.stash:
+    if PROBE_KEY not in config.stash:
         return []
-    target = config.stash[TARGET_KEY]
-    backend = config.stash[BACKEND_KEY]
+    found = config.stash[PROBE_KEY]
     return [
-        f"nan-harness: device {backend.name} ({backend.device_name()}), {backends.triton_flavour()}, "
-        f"torch {torch.__version__}",
-        f"nan-harness: kernel module {target.module_name} ({target.file}), NaN predicate {target.predicate_source}",
+        f"nan-harness: device {found.environment.get('Backend', '?')} ({found.environment.get('Device', '?')}), "
+        f"{backends.triton_flavour()}, torch {torch.__version__}",
+        f"nan-harness: kernel module {found.module_name} ({found.file}), NaN predicate {found.predicate_source}",
         f"nan-harness: families {', '.join(f.name for f in config.stash[FAMILIES_KEY])}",
+        "nan-harness: the kernel runs in xdist workers only (a plain run gets one)",
     ]
 
 

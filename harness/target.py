@@ -10,6 +10,7 @@ from types import ModuleType
 import torch
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
+from harness import guard
 
 ANCHOR_SIGNATURE: tuple[str, ...] = ("logits_ptr", "logits_stride", "num_nans_ptr", "vocab_size", "BLOCK_SIZE")
 POISON = -0x5A5A5A5B  # 0xA5A5A5A5 as int32: never a count, so an unwritten row stands out
@@ -35,6 +36,12 @@ class KernelUnderTest:
     @property
     def file(self) -> str:
         return str(getattr(self.module, "__file__", "?"))
+
+    @property
+    def aggregate(self) -> Callable[..., object] | None:
+        """The module's aggregate_num_nans_per_request behind the guard, or None where it has none."""
+        fn = getattr(self.module, "aggregate_num_nans_per_request", None)
+        return guard.guarded(fn) if callable(fn) else None
 
 
 def _kernel_params(kernel: object) -> tuple[str, ...] | None:
@@ -88,7 +95,7 @@ def load(module_name: str) -> KernelUnderTest:
             reason = (f"{module_name}._num_nans_kernel has parameters {params}, not the anchor's "
                       f"{ANCHOR_SIGNATURE}: direct path not run")
             kernel = None
-    return KernelUnderTest(module_name, module, wrapper, kernel, reason, _predicate_source(module))
+    return KernelUnderTest(module_name, module, guard.guarded(wrapper), kernel, reason, _predicate_source(module))
 
 
 @dataclass(frozen=True)
@@ -130,10 +137,11 @@ def run_direct(target: KernelUnderTest, logits: torch.Tensor) -> tuple[torch.Ten
     num_reqs, vocab_size = logits.shape
     buf = torch.full((num_reqs + 2 * GUARD,), POISON, dtype=torch.int32, device=logits.device)
     out = buf[GUARD : GUARD + num_reqs]
-    target.kernel[(num_reqs,)](logits, logits.stride(0), out, vocab_size, BLOCK_SIZE=ANCHOR_BLOCK_SIZE)
+    guard.call(lambda: target.kernel[(num_reqs,)](logits, logits.stride(0), out, vocab_size,  # type: ignore[index]
+                                                  BLOCK_SIZE=ANCHOR_BLOCK_SIZE))
     effects = []
-    for name, guard in (("before", buf[:GUARD]), ("after", buf[GUARD + num_reqs :])):
-        stray = torch.nonzero(guard.cpu() != POISON).reshape(-1).tolist()
+    for name, slots in (("before", buf[:GUARD]), ("after", buf[GUARD + num_reqs :])):
+        stray = torch.nonzero(slots.cpu() != POISON).reshape(-1).tolist()
         if stray:
             offsets = [GUARD - s for s in stray] if name == "before" else [s + 1 for s in stray]
             effects.append(f"kernel wrote {len(stray)} int32 slot(s) {name} its output "

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from verdict.record import (
-    CALL_SITE, CALL_SITE_PROPERTY, CHECK_PROPERTY, CRASH, DEVICE_FAULT, ERROR, NOT_RUN, PARAMS_PROPERTY, PASS,
+    CALL_SITE, CALL_SITE_PROPERTY, CHECK_PROPERTY, CRASH, DEVICE_FAULT, ERROR, FAILING, NOT_RUN, PARAMS_PROPERTY, PASS,
     PLANTED_PROPERTY, TIMEOUT, WAIVED, CaseParams, Check, TestRecord, worst,
 )
 
@@ -71,7 +71,7 @@ class _Builder:
                 if name == PARAMS_PROPERTY and self.params is None:
                     self.params = CaseParams.from_dict(json.loads(str(value)))
                 elif name == CHECK_PROPERTY:
-                    checks.append(Check.from_json(str(value)))
+                    checks.append(Check.from_json(str(value)).audited())
                 elif name == PLANTED_PROPERTY:
                     self.planted = dict(json.loads(str(value)))
                 elif name == CALL_SITE_PROPERTY:
@@ -118,6 +118,8 @@ class _Builder:
         params = self.params or (self.checks[0].params if self.checks else None)
         verdict = self.verdict()
         outcome = "xfailed" if verdict == WAIVED else self.outcome
+        if outcome in ("passed", "xpassed") and verdict in FAILING:
+            outcome = "failed"  # a check that contradicts itself fails the test, whatever the worker reported
         return TestRecord(self.nodeid, outcome, verdict, params, self.duration, tuple(self.checks),
                           self.message, self.waiver, self.planted, tuple(self.call_sites))
 

@@ -97,6 +97,16 @@ class Check:
     def ok(self) -> bool:
         return self.verdict == PASS
 
+    def audited(self) -> Check:
+        """The check, failed as wrong_counts when it says pass but its own totals or wrong rows say otherwise
+        (a record that contradicts itself is never a pass)."""
+        if self.verdict != PASS or (not self.wrong_rows and self.expected_total == self.got_total) \
+                or (self.expected_total is None and self.got_total is None and not self.wrong_rows):
+            return self
+        why = (f"recorded as pass, but expected total {self.expected_total} and got total {self.got_total} differ"
+               if not self.wrong_rows else f"recorded as pass with {len(self.wrong_rows)} wrong row(s)")
+        return replace(self, verdict=WRONG_COUNTS, problems=(*self.problems, why))
+
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
 

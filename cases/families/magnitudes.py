@@ -7,7 +7,7 @@ from cases.anchor import ANCHOR_SEED, DTYPES
 from cases.family import Built, Family, params_of
 from cases.formats import fmt_of, from_bits
 from cases.random_bits import generator, randn, randperm, random_nan_bits
-from reference import expected_counts
+from reference import expected_counts, sealed
 from verdict.record import CaseParams
 
 VOCAB = 70_001
@@ -37,7 +37,7 @@ def build(case: MagnitudeCase) -> Built:
     for row, n in enumerate(case.counts):
         x[row, randperm(case.vocab, gen)[:n]] = from_bits(random_nan_bits(n, fmt, gen), fmt)
     expected = expected_counts(x)
-    if expected.tolist() != list(case.counts):
+    if sealed.int_list(expected) != list(case.counts):
         raise AssertionError("magnitude rows were built wrong")
     return Built(x, expected, [f"{n} NaNs in {case.vocab}" for n in case.counts])
 

@@ -9,7 +9,7 @@ from cases.anchor import ANCHOR_SEED, DTYPES, LAYOUTS, NAN_FRACS, SHAPES
 from cases.family import Built, Context, Family, Grid, params_of
 from cases.formats import fmt_of
 from cases.random_bits import generator, randn, randperm
-from reference import expected_counts
+from reference import expected_counts, sealed
 from verdict.record import CaseParams
 
 
@@ -52,7 +52,10 @@ def build(case: MatrixCase) -> Built:
     elif n:
         raise ValueError(f"unknown layout {case.layout!r}")
     host = x.to(fmt_of(case.dtype).dtype)
-    return Built(host, expected_counts(host))
+    expected = expected_counts(host)
+    if sealed.int_list(expected) != [n] * case.rows:  # what the construction placed, known without torch
+        raise AssertionError(f"{case}: the reference counts {sealed.int_list(expected)}, the case placed {n} per row")
+    return Built(host, expected)
 
 
 def params(case: MatrixCase) -> CaseParams:

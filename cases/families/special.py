@@ -8,7 +8,7 @@ from cases.family import Built, Family, params_of
 from cases.formats import fmt_of, from_bits, hex_bits
 from cases.ieee import anchor_special_bits, canonical_nan
 from cases.random_bits import generator, randperm
-from reference import expected_counts
+from reference import expected_counts, sealed
 from verdict.record import CaseParams
 
 SPECIAL_NAMES = ("+inf", "-inf", "+zero", "-zero", "+max_finite", "-max_finite", "+min_normal", "+subnormal")
@@ -38,8 +38,8 @@ def build(case: SpecialCase) -> Built:
     positions = randperm(case.vocab, generator(case.seed))[: case.nans]
     x[1, positions] = from_bits([canonical_nan(fmt)], fmt)
     expected = expected_counts(x)
-    if expected.tolist() != [0, case.nans]:
-        raise AssertionError(f"special-value rows were built wrong: {expected.tolist()}")
+    if sealed.int_list(expected) != [0, case.nans]:
+        raise AssertionError(f"special-value rows were built wrong: {sealed.int_list(expected)}")
     held = ", ".join(f"{n} {hex_bits(b, fmt)}" for n, b in zip(SPECIAL_NAMES, specials))
     labels = [f"{case.dtype} specials only: {held}",
               f"{case.dtype} specials ({held}) + {case.nans} quiet_nan {hex_bits(canonical_nan(fmt), fmt)}"]

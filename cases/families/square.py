@@ -14,7 +14,7 @@ from cases.anchor import ANCHOR_BLOCK_SIZE, ANCHOR_SEED, DTYPES
 from cases.family import Built, Context, Family, params_of
 from cases.formats import fmt_of, from_bits
 from cases.random_bits import generator, randn, random_nan_bits
-from reference import expected_counts
+from reference import expected_counts, sealed
 from verdict.record import CaseParams
 
 # The interpreter pays per row (one 8192-lane block each at these sizes: a 257 x 257 case costs seconds), so the
@@ -44,7 +44,7 @@ def build(case: SquareCase) -> Built:
     staircase = index.unsqueeze(0) <= index.unsqueeze(1)  # [r, c]: c <= r
     x[staircase] = from_bits(random_nan_bits(n * (n + 1) // 2, fmt, gen), fmt)
     expected = expected_counts(x)
-    if expected.tolist() != list(range(1, n + 1)):
+    if sealed.int_list(expected) != list(range(1, n + 1)):
         raise AssertionError(f"{case}: staircase built wrong")
     labels = [f"{r + 1} NaNs in columns 0..{r} (column {r} holds {n - r}: a transposed read counts that)"
               for r in range(n)]
