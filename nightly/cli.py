@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,6 +125,7 @@ class Night:
     steps: dict[str, Step] = field(default_factory=dict)
     baseline: nights.Baseline | None = None
     started: float = field(default_factory=time.time)
+    run_id: str | None = None  # the suite's --nan-run-id: only a results.json carrying it is judged
 
     def add(self, step: Step) -> Step:
         self.steps[step.name] = step
@@ -140,6 +142,7 @@ class Night:
             "cards": self.cards,
             "selection": self.selection,
             "shard": self.shard,
+            "run_id": self.run_id,
             "baseline": self.baseline.folder.name if self.baseline and self.baseline.folder else None,
             "passed_over": [{"night": n, "why": w} for n, w in (self.baseline.passed_over if self.baseline else ())],
             "steps": {k: s.as_dict() for k, s in self.steps.items()},
@@ -151,10 +154,21 @@ class Night:
         (self.folder / "nightly.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 
+REPORTS = ("results.json", "junit.xml", "precision.html")  # what the suite writes into a night's folder
+
+
+def clear_reports(folder: Path) -> None:
+    """An earlier run's reports leave the folder before the suite starts: a run that writes nothing leaves nothing."""
+    for name in REPORTS:
+        (folder / name).unlink(missing_ok=True)
+
+
 def pytest_command(device: str, folder: Path, *, kernel: str, workers: int, extra: Sequence[str],
-                   shard: dict[str, int] | None, durations: Path) -> list[str]:
+                   shard: dict[str, int] | None, durations: Path, run_id: str | None = None) -> list[str]:
     """The suite on every card: -n workers (gwN pins card N mod count), the long sweeps on accelerators."""
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", device, *TIMEOUT_ARGS]
+    if run_id:
+        argv.append(f"--nan-run-id={run_id}")
     if workers > 0:
         argv += ["-n", str(workers)]
     argv += [SUITE, "--kernel", kernel]
@@ -206,7 +220,7 @@ def judge(night: Night, runner: Runner, available: Callable[[], tuple[bool, str]
           allow_coverage_loss: bool, threshold: float) -> int:
     """Compare the night with the previous one; without one, the night's own pass/fail."""
     results_path = night.folder / "results.json"
-    doc, why = nights.read_results(night.folder)
+    doc, why = nights.read_results(night.folder, night.run_id)
     if doc is None:
         night.add(Step("verdicts", "not judged", f"this night cannot be judged: {why}", 2))
         return 2
@@ -319,9 +333,11 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner = run_streaming,
     night.workers = args.workers if args.workers is not None else (n_cards if n_cards else CPU_WORKERS)
     folder.mkdir(parents=True, exist_ok=True)
     print(f"nightly: {name} -> {folder} ({args.device}, {n_cards} card(s), -n {night.workers})", flush=True)
+    night.run_id = uuid.uuid4().hex
+    clear_reports(folder)
     night.write(None, "running")
     argv_pytest = pytest_command(args.device, folder, kernel=args.kernel, workers=night.workers, extra=extra,
-                                 shard=shard, durations=durations)
+                                 shard=shard, durations=durations, run_id=night.run_id)
     code = runner(argv_pytest, folder / "pytest.log")
     words = {0: "passed", 1: "tests failed"}
     night.add(Step("suite", words.get(code, "not finished"), f"pytest exited {code}", code, argv_pytest))
@@ -348,7 +364,7 @@ def finish(night: Night, args: argparse.Namespace, durations: Path, runner: Runn
     result = judge(night, runner, available, allow_coverage_loss=args.allow_coverage_loss,
                    threshold=args.bench_threshold)
     refresh = args.refresh_durations if args.refresh_durations is not None else night.device in ACCELERATORS
-    doc, _ = nights.read_results(night.folder)
+    doc, _ = nights.read_results(night.folder, night.run_id)
     if doc is None:
         night.add(Step("durations", "skipped", "the night did not finish"))
     elif not refresh:
@@ -362,6 +378,19 @@ def finish(night: Night, args: argparse.Namespace, durations: Path, runner: Runn
     night.write(result, verdict)
     print(f"nightly: {night.name}: {verdict} (exit {result}); reports in {night.folder}", flush=True)
     return result
+
+
+def check_shard_runs(shard_dirs: Sequence[Path]) -> None:
+    """Each shard folder's results.json must be the one its own last nightly run wrote (same run id), finished."""
+    from reports.merge import MergeError
+
+    for folder in shard_dirs:
+        expected = (nights.read_nightly(folder) or {}).get("run_id")
+        if expected is None:
+            continue  # a shard run by hand (pytest --splits): nothing to match
+        doc, why = nights.read_results(folder, expected)
+        if doc is None:
+            raise MergeError(f"{folder.name}: {why}")
 
 
 def merge_night(args: argparse.Namespace, root: Path, durations: Path, runner: Runner,
@@ -381,6 +410,7 @@ def merge_night(args: argparse.Namespace, root: Path, durations: Path, runner: R
         print(f"nightly: no shard folders under {folder / 'shards'}", file=sys.stderr)
         return 2
     try:
+        check_shard_runs(shard_dirs)
         doc = merge(folder, shard_dirs)
     except MergeError as exc:
         print(f"nightly: cannot merge the shards of {args.night}: {exc}", file=sys.stderr)

@@ -50,13 +50,20 @@ def read_nightly(folder: Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) and doc.get("schema") == NIGHTLY_SCHEMA else None
 
 
-def read_results(folder: Path) -> tuple[dict[str, Any] | None, str]:
-    """(results document, '') or (None, why it cannot be used as a baseline)."""
+def read_results(folder: Path, run_id: str | None = None) -> tuple[dict[str, Any] | None, str]:
+    """(results document, '') or (None, why it cannot be judged or used as a baseline); with run_id, only the
+    results.json that the pytest run given that id wrote (an earlier run's file in the folder is refused)."""
     path = folder / "results.json"
     if not path.is_file():
         return None, "no results.json"
     try:
         doc = load(path)
+    except ResultsError as exc:
+        return None, str(exc).replace(f"{path}: ", "")
+    if run_id is not None and doc.get("run_id") != run_id:
+        return None, (f"results.json holds run {doc.get('run_id')!r}, not this night's run {run_id!r}: the suite "
+                      "did not write it (it stopped before writing anything)")
+    try:
         check_finished(doc, path)
     except ResultsError as exc:
         return None, str(exc).replace(f"{path}: ", "")

@@ -8,20 +8,27 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import os
 import signal
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
 import pytest
 
-from reports import results
+from reports import placeholders, results
 from reports.collector import ResultCollector
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
+from verdict.record import TestRecord
 from verdict.run import RUN_INFO_KEY
 
 DEFAULT_JSON = "reports/results.json"
 COLLECTOR_KEY = pytest.StashKey[ResultCollector]()
 STARTED_KEY = pytest.StashKey[str]()
+RUN_ID_KEY = pytest.StashKey[str]()
+RUN_END_KEY = pytest.StashKey["RunEnd"]()
+_INTERRUPTED: list[str] = []  # KeyboardInterrupts seen by this process (Ctrl-C, SIGTERM)
 EXIT_WORDS = {0: "passed", 1: "tests failed", 2: "interrupted", 3: "internal error", 4: "usage error",
               5: "no tests collected"}
 
@@ -30,6 +37,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("nan-harness")
     group.addoption("--nan-json", default=DEFAULT_JSON, metavar="PATH",
                     help=f"machine-readable results, one record per test (default {DEFAULT_JSON}; '' turns it off)")
+    group.addoption("--nan-run-id", default=None, metavar="ID",
+                    help="an id for this run, written into results.json from the start (default: a fresh random "
+                         "one); a gate that passes its own id judges only files this run wrote")
     group.addoption("--nan-waivers", default=None, metavar="PATH",
                     help="TOML waiver file: [[waiver]] entries with id (node id), reason, link; waived tests "
                          "become strict xfails")
@@ -63,23 +73,49 @@ def shard_of(config: pytest.Config) -> dict | None:
                           "keyword": config.option.keyword or ""}}
 
 
-def _check_writable(path: Path, option: str) -> None:
-    """Refuse a report path that can never be written, before any test runs."""
-    if path.is_dir():
-        raise pytest.UsageError(f"{option} {path}: is a folder; give a file path")
-    parent = path.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise pytest.UsageError(f"{option} {path}: {parent} is not a folder")
+def _report_paths(config: pytest.Config, namespace: object) -> dict[str, Path | None]:
+    """The report files this run will write: results.json, pytest-html's page and the JUnit file."""
+    here = config.invocation_params.dir
+    values = {"json": getattr(namespace, "nan_json", DEFAULT_JSON), "html": getattr(namespace, "htmlpath", None),
+              "junit": getattr(namespace, "xmlpath", None)}
+    return {kind: Path(here, value) if value else None for kind, value in values.items()}
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """As early as a plugin can act (before pytest parses the full command line, where an unknown option ends the
+    run): the report paths named on the command line stop holding an earlier run's files."""
+    namespace = early_config.known_args_namespace
+    if os.environ.get("PYTEST_XDIST_WORKER") or namespace.help or namespace.version or namespace.collectonly:
+        return
+    run_id = getattr(namespace, "nan_run_id", None) or uuid.uuid4().hex
+    setattr(namespace, "nan_run_id", run_id)
+    early_config.stash[RUN_ID_KEY] = run_id
+    early_config.stash[STARTED_KEY] = _now()
+    placeholders.write(_report_paths(early_config, namespace), early_config.stash[STARTED_KEY], run_id)
+    signal.signal(signal.SIGTERM, _terminate)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Before anything can fail: mark the previous results as stale, so no old report passes for this run."""
+    """Before anything else can fail: the reports say "not finished" (again, now that every option is known)."""
     config.addinivalue_line("markers", "nan_reports: tests of the reports and gates (HTML, results.json, compare, waivers)")
     if config.option.help or config.option.version or config.option.collectonly:
         return
+    if is_controller(config):
+        config.stash.setdefault(STARTED_KEY, _now())
+        run_id = config.getoption("--nan-run-id") or config.stash.get(RUN_ID_KEY, None) or uuid.uuid4().hex
+        config.stash[RUN_ID_KEY] = run_id
+        shard = shard_of(config)
+        problems = placeholders.write(_report_paths(config, config.option), config.stash[STARTED_KEY], run_id,
+                                      {"shard": shard} if shard else None)
+        if problems:
+            raise pytest.UsageError("cannot write the reports: " + "; ".join(problems))
+        signal.signal(signal.SIGTERM, _terminate)
     waivers = {}
     source = config.getoption("--nan-waivers")
     if source:
@@ -95,18 +131,6 @@ def pytest_configure(config: pytest.Config) -> None:
     collector = ResultCollector({k: w.as_dict() for k, w in waivers.items()}, float(timeout) if timeout else None)
     config.stash[COLLECTOR_KEY] = collector
     config.pluginmanager.register(collector, "nan-results")
-    config.stash[STARTED_KEY] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    path = json_path(config)
-    if path is not None:
-        _check_writable(path, "--nan-json")
-        shard = shard_of(config)
-        results.write(path, results.document([], {}, None, collected=0, finished=False,
-                                             ended=f"not finished (started {config.stash[STARTED_KEY]})",
-                                             extra={"shard": shard} if shard else None))
-    from reports.html import write_placeholder
-
-    write_placeholder(config)
-    signal.signal(signal.SIGTERM, _terminate)
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -114,37 +138,76 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
 
 
-def ended(exitstatus: int, ran: int, collected: int) -> tuple[bool, str]:
-    """Whether the session finished (every collected test reported, exit 0 or 1) and a word for how it ended."""
-    word = EXIT_WORDS.get(int(exitstatus), f"exit status {int(exitstatus)}")
-    if int(exitstatus) in (0, 1) and ran < collected:
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    """Remember the interrupt: a run stopped this way ends 'interrupted', whatever exit status follows."""
+    _INTERRUPTED.append(str(excinfo.value) or "KeyboardInterrupt")
+
+
+def ended(exitstatus: int, ran: int, collected: int, interrupted: bool = False) -> tuple[bool, str]:
+    """Whether the session finished (every collected test reported, exit 0 or 1, no interrupt) and a word for how
+    it ended; an unfinished run is never described as passed."""
+    code = int(exitstatus)
+    if interrupted or code == 2:
+        return False, "interrupted"
+    if code in (0, 1) and collected == 0:
+        return False, "no tests collected"
+    if code in (0, 1) and ran < collected:
         return False, f"stopped early: {ran} of {collected} tests ran"
-    return int(exitstatus) in (0, 1) and collected > 0, word
+    if code in (0, 1):
+        return True, EXIT_WORDS[code]
+    return False, EXIT_WORDS.get(code, f"exit status {code}")
 
 
+@dataclass(frozen=True)
+class RunEnd:
+    """How the session ended, decided once and read by every writer (results.json, HTML, exit status)."""
+
+    finished: bool
+    how: str
+    exitstatus: int
+    ran: int
+
+
+def run_end(session: pytest.Session) -> RunEnd:
+    """The session's ending, from pytest's exit status and the collected records (computed once per session)."""
+    config = session.config
+    if RUN_END_KEY not in config.stash:
+        collector = config.stash[COLLECTOR_KEY]
+        records = collector.results()
+        ran = sum(1 for r in records if r.outcome != "pending" and "::" in r.nodeid)
+        exitstatus = int(getattr(session, "exitstatus", 0) or 0)
+        finished, how = ended(exitstatus, ran, collector.collected, interrupted=bool(_INTERRUPTED))
+        config.stash[RUN_END_KEY] = RunEnd(finished, how, _final_status(exitstatus, finished, records), ran)
+    return config.stash[RUN_END_KEY]
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
+    if not is_controller(config) or COLLECTOR_KEY not in config.stash or config.option.collectonly:
+        return
+    end = run_end(session)
+    session.exitstatus = end.exitstatus
     path = json_path(config)
-    if not is_controller(config) or COLLECTOR_KEY not in config.stash or path is None or config.option.collectonly:
+    if path is None:
         return
     collector = config.stash[COLLECTOR_KEY]
     records = collector.results()
-    ran = sum(1 for r in records if r.outcome != "pending" and "::" in r.nodeid)
-    finished, how = ended(exitstatus, ran, collector.collected)
+    finished, how, status, ran = end.finished, end.how, end.exitstatus, end.ran
     info = config.stash.get(RUN_INFO_KEY, None)
     from reports.diagnosis import diagnose
 
-    extra = {"diagnosis": [d.to_dict() for d in diagnose(records)],
+    environment = info.environment if info else {}
+    extra = {"diagnosis": [d.to_dict() for d in diagnose(records, environment=environment)],
              "kernel": info.kernel_module if info else None, "backend": info.backend if info else None,
              "coverage_gaps": list(info.coverage_gaps) if info else [],
-             "started": config.stash.get(STARTED_KEY, None), "ran": ran}
+             "started": config.stash.get(STARTED_KEY, None), "ran": ran,
+             "run_id": config.stash.get(RUN_ID_KEY, None)}
     shard = shard_of(config)
     if shard:
         extra["shard"] = shard
-    doc = results.document(records, info.environment if info else {}, int(exitstatus),
+    doc = results.document(records, info.environment if info else {}, int(status),
                            collected=collector.collected, finished=finished, ended=how, extra=extra)
-    if int(exitstatus) == 1 and records and finished and not any(r.failed for r in records):
-        session.exitstatus = pytest.ExitCode.OK  # every failure was a waived case that crashed its worker
     try:
         results.write(path, doc)
     except OSError as exc:  # never lose the HTML report because this one failed
@@ -152,6 +215,31 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if tr is not None:
             tr.write_line(f"nan-harness: could not write {path}: {exc}", red=True)
         session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+
+def _final_status(exitstatus: int, finished: bool, records: list[TestRecord]) -> int:
+    """The exit status the run ends with: never 0 for a run that did not finish or holds a failing record; 0 for a
+    finished run whose only failures were waived cases that crashed their worker."""
+    failing = any(r.failed for r in records)
+    if not finished:
+        return int(pytest.ExitCode.INTERRUPTED) if exitstatus == 0 else exitstatus
+    if failing:
+        return int(pytest.ExitCode.TESTS_FAILED)
+    return int(pytest.ExitCode.OK) if exitstatus == 1 and records else exitstatus
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """After pytest's JUnit writer: an unfinished run's JUnit file gets an error saying so; a run interrupted
+    before its session started (Ctrl-C, SIGTERM while configuring) says so in results.json."""
+    end = config.stash.get(RUN_END_KEY, None)
+    path = json_path(config) if is_controller(config) else None
+    if end is None and _INTERRUPTED and path is not None and STARTED_KEY in config.stash:
+        doc = placeholders.not_finished_doc(config.stash[STARTED_KEY], config.stash.get(RUN_ID_KEY, None))
+        results.write(path, {**doc, "ended": "interrupted", "exitstatus": int(pytest.ExitCode.INTERRUPTED)})
+    junit = _report_paths(config, config.option)["junit"]
+    if end is not None and not end.finished and junit is not None and junit.is_file():
+        placeholders.mark_junit_unfinished(junit, end.how)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:

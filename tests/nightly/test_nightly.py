@@ -55,8 +55,9 @@ class FakeRunner:
         if module == "pytest":
             path = Path(next(a for a in argv if a.startswith("--nan-json=")).split("=", 1)[1])
             path.parent.mkdir(parents=True, exist_ok=True)
-            if self.doc is not None:
-                path.write_text(json.dumps(self.doc))
+            run_id = next((a.split("=", 1)[1] for a in argv if a.startswith("--nan-run-id=")), None)
+            if self.doc is not None:  # what the suite writes: its results, carrying the id it was given
+                path.write_text(json.dumps({**self.doc, "run_id": run_id}))
             return self.pytest_code
         if module == "bench":
             out = Path(argv[argv.index("--out") + 1])
@@ -185,6 +186,36 @@ def test_an_unfinished_night_is_not_judged(tmp_path: Path) -> None:
     assert not any(c[2] == "reports.compare" for c in runner.commands)
 
 
+@pytest.mark.parametrize("code", [2, 4])
+def test_a_night_is_judged_only_on_what_its_own_suite_wrote(tmp_path: Path, code: int) -> None:
+    """A good night sits in the folder; it is rerun and pytest stops before writing (a rejected argument, exit 4;
+    or killed): the old results.json, JUnit and HTML are gone and the night is not judged."""
+    folder = put_night(tmp_path, "2026-07-01", results_doc({A: "passed"}))
+    (folder / "junit.xml").write_text("<testsuites/>")
+    (folder / "precision.html").write_text("<html>green</html>")
+    assert run(["--device", "cuda", "--root", str(tmp_path), "--night", "2026-07-01"],
+               FakeRunner(None, pytest_code=code)) == 2
+    assert not any((folder / name).exists() for name in ("results.json", "junit.xml", "precision.html"))
+    assert json.loads((folder / "nightly.json").read_text())["verdict"] == "NOT JUDGED"
+
+
+def test_a_results_file_from_another_run_is_not_judged(tmp_path: Path) -> None:
+    """A results.json that the night's suite did not write (another run id) is never judged as the night's."""
+    folder = tmp_path / "2026-07-01"
+    doc = {**results_doc({A: "passed"}), "run_id": "someone-else"}
+
+    class Stale(FakeRunner):
+        def __call__(self, argv: Sequence[str], log: Path | None) -> int:
+            if list(argv)[2] == "pytest":
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / "results.json").write_text(json.dumps(doc))
+                return 0
+            return super().__call__(argv, log)
+
+    assert run(["--device", "cuda", "--root", str(tmp_path), "--night", "2026-07-01"], Stale(None)) == 2
+    assert "not this night's run" in json.loads((folder / "nightly.json").read_text())["steps"]["verdicts"]["detail"]
+
+
 def test_no_card_and_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(["--device", "cuda", "--root", str(tmp_path)], FakeRunner(None), cards=-1) == 2
     assert "no card visible" in capsys.readouterr().err
@@ -252,3 +283,12 @@ def test_sharded_nodes_then_one_merge_command_end_to_end(tmp_path: Path, device:
     assert nxt.returncode == 0, nxt.stdout[-3000:] + nxt.stderr[-3000:]
     assert "previous night: 2026-07-01" in nxt.stdout and "OK: no regressions" in nxt.stdout
     assert "unchanged: 6" in (root / "2026-07-02" / "compare.txt").read_text()
+    # the same night again, with an argument pytest rejects: nothing of the good run above is judged
+    again = nightly("--device", "cpu", "--workers", "1", "--night", "2026-07-02", *common, "--", "--nan-gen-cases=abc")
+    assert again.returncode == 2 and "not judged" in again.stdout, again.stdout[-3000:] + again.stderr[-3000:]
+    # a shard rerun that stops before writing (exit 4) is never merged from its previous results
+    bad = nightly("--device", "cpu", "--workers", "1", "--night", "2026-07-01", "--splits", "2", "--group", "2",
+                  *common, "--", "--no-such-option")
+    assert bad.returncode == 2, bad.stdout[-3000:] + bad.stderr[-3000:]
+    remerged = nightly("--merge", "--night", "2026-07-01", *common)
+    assert remerged.returncode == 2, remerged.stdout[-3000:] + remerged.stderr[-3000:]
