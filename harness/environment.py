@@ -88,3 +88,14 @@ def collect(target: KernelUnderTest, backend: Backend) -> dict[str, str]:
     env["Python"] = platform.python_version()
     env["Platform"] = platform.platform()
     return env
+
+
+def interpreter_entry(backend: Backend) -> dict[str, str]:
+    """The interpreter's measured defects where kernels run through it (measured by the caller's process, which
+    must be one that never imported the kernel under test: a kernel could patch what the preflight compares)."""
+    if not backend.interpreted:
+        return {}
+    from harness.preflight import describe_defects
+    from verdict.interpreter import ENV_KEY
+
+    return {ENV_KEY: describe_defects()}

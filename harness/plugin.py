@@ -16,11 +16,11 @@ from harness import backends, children, guard, options, probe
 from harness.backends import Backend
 from harness.compare import assert_check, compare_counts, describe_input, failed_launch
 from harness.target import PATHS, KernelLoadError, KernelUnderTest, load, run_path
+from harness.environment import interpreter_entry
 from harness.kernel_setup import SetupError, SetupSpec, parse_specs, run_setups
 from verdict.record import (
     CHECK_PROPERTY, PARAMS_PROPERTY, CaseParams, Check,
 )
-from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS
 from verdict.run import RUN_INFO_KEY, RunInfo
 
 pytest_plugins = ["harness.isolation"]
@@ -168,11 +168,7 @@ def _probe_in_controller(config: pytest.Config, backend: Backend, paths: list[st
     if not found.has_aggregate:
         gaps += (f"aggregate: not run, {found.module_name} has no aggregate_num_nans_per_request "
                  "(newer upstream vLLM only)",)
-    environment = dict(found.environment)
-    if backend.interpreted:  # measured here, where no kernel module can have patched what the preflight uses
-        from harness.preflight import describe_defects
-
-        environment[INTERPRETER_DEFECTS] = describe_defects()
+    environment = {**found.environment, **interpreter_entry(backend)}  # measured here, where no kernel was imported
     if setups:
         environment["Kernel setup"] = ", ".join(setups)
         environment["Resolved to"] = json.dumps(found.resolution, default=str)[:2000]

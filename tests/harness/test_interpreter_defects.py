@@ -8,8 +8,7 @@ from dataclasses import replace
 import pytest
 
 from harness import backends, preflight
-from harness.environment import collect
-from harness.target import load
+from harness.environment import interpreter_entry
 from verdict.interpreter import ENV_KEY, NONE_FOUND, Defect, from_text, to_text
 
 pytestmark = pytest.mark.nan_harness
@@ -53,13 +52,13 @@ def test_measured_once_per_process(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_environment_entry(monkeypatch: pytest.MonkeyPatch) -> None:
     """Interpreted backends get the entry ("none found" when clean, "not measured" when the probe cannot run);
     compiled backends never run the probe."""
-    target, cpu = load("kernel"), backends.get("cpu")
-    assert from_text(collect(target, cpu)[ENV_KEY]) == preflight.interpreter_defects()
+    cpu = backends.get("cpu")
+    assert from_text(interpreter_entry(cpu)[ENV_KEY]) == preflight.interpreter_defects()
     monkeypatch.setattr(preflight, "interpreter_defects", lambda: ())
-    assert collect(target, cpu)[ENV_KEY] == NONE_FOUND
+    assert interpreter_entry(cpu)[ENV_KEY] == NONE_FOUND
     monkeypatch.setattr(preflight, "interpreter_defects", lambda: 1 / 0)
-    assert collect(target, cpu)[ENV_KEY].startswith("not measured (ZeroDivisionError")
-    assert ENV_KEY not in collect(target, replace(cpu, interpreted=False))
+    assert interpreter_entry(cpu)[ENV_KEY].startswith("not measured (ZeroDivisionError")
+    assert interpreter_entry(replace(cpu, interpreted=False)) == {}
 
 
 def test_text_round_trip() -> None:
