@@ -47,7 +47,8 @@ def resolve_device(requested: str) -> str:
 def table(rows: list[dict], floor_us: float, meaningful: bool) -> str:
     """The printed table: µs per contender, GB/s of the kernel, ratios."""
     head = (f"{'shape':34} {'kernel':>9} {'anchor':>9} {'torch':>9} {'roofln':>9} {'GB/s':>7} "
-            f"{'xanchor':>8} {'xtorch':>7} {'%roof':>6} {'/ideal':>6}")
+            f"{'xanchor':>8} {'xtorch':>7} {'%roof':>6} {'/ideal':>6} | eager: {'kernel':>7} {'anchor':>7} "
+            f"{'torch':>7} | graph: {'kernel':>7} {'anchor':>7} {'torch':>7}")
     lines = [] if meaningful else ["INTERPRETER SMOKE RUN: these timings mean nothing"]
     lines += [f"launch floor (empty Triton kernel): {floor_us:.2f} us", head]
     for r in rows:
@@ -55,9 +56,14 @@ def table(rows: list[dict], floor_us: float, meaningful: bool) -> str:
         lines.append(
             f"{r['key']:34} {us['kernel']:9.2f} {us['anchor']:9.2f} {us['torch']:9.2f} {us['roofline']:9.2f} "
             f"{r['gbps']['kernel']:7.0f} {ratio['speedup_vs_anchor']:8.2f} {ratio['speedup_vs_torch']:7.2f} "
-            f"{100 * ratio['roofline_fraction']:6.1f} {ratio['kernel_over_ideal']:6.2f}"
+            f"{100 * ratio['roofline_fraction']:6.1f} {ratio['kernel_over_ideal']:6.2f} | "
+            f"       {_cells(r['eager_us'])} |        {_cells(r['graph_us'])}"
         )
     return "\n".join(lines)
+
+
+def _cells(values: dict[str, float | None]) -> str:
+    return " ".join("      -" if values.get(n) is None else f"{values[n]:7.1f}" for n in ("kernel", "anchor", "torch"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -65,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     device = resolve_device(args.device)
     from bench import SCHEMA, plot, report, shapes
     from bench.env import environment
-    from bench.measure import Setup, VerificationError, gbps, summarize, time_floor, time_shape, verify
+    from bench.measure import (
+        Setup, VerificationError, eager_floor, gbps, summarize, time_floor, time_shape, verify,
+    )
     from bench.targets import check_targets
     from kernel.launch import device_cores
 
@@ -91,8 +99,9 @@ def main(argv: list[str] | None = None) -> int:
         timed.append((shape, time_shape(setup, shape)))
         print(f"timed {shape.key}", flush=True)
     floor_us = min(floor_before, time_floor(setup))
+    floor_eager = eager_floor(setup)
     peak = max(gbps(s.bytes, t["us"]["roofline"]) for s, t in timed)
-    rows = [summarize(s, t, floor_us, peak) for s, t in timed]
+    rows = [summarize(s, t, floor_us, peak, floor_eager) for s, t in timed]
     out = Path(args.out)
     plot_path = out.with_suffix(".png") if args.plot is None else (Path(args.plot) if args.plot else None)
     payload: dict[str, object] = {
@@ -112,10 +121,16 @@ def main(argv: list[str] | None = None) -> int:
             "roofline": "faster of torch x.view(int).amax(-1) and a Triton streaming read of the same bytes",
             "launch_floor": "empty Triton kernel, grid (1,)",
             "host_us": "host time per call over 50 back-to-back calls (launch cost), not device time",
+            "eager_us": "per call of 300 back-to-back calls (100 with --quick) then one synchronize, median of 3: "
+                        "what an eager caller such as vLLM's sampler pays (host launch cost or device time, "
+                        "whichever is longer); launch_floor: the same for an empty Triton launch",
+            "graph_us": "per replay of one call captured in a CUDA graph (NPUGraph on NPU), back to back; null "
+                        "where the contender cannot be captured (graph_why says why)",
             "ideal_us": "launch_floor_us + bytes / peak read roofline GB/s of this run",
             "reference": "torch.isnan(x).sum(-1) as int32, exact equality, every counting contender, every shape",
         },
         "launch_floor_us": floor_us,
+        "launch_floor_eager_us": floor_eager,
         "peak_read_gbps": peak,
         "rows": rows,
         "targets": check_targets(rows) if meaningful else [],

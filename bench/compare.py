@@ -1,9 +1,11 @@
 """`python -m bench.compare OLD NEW --threshold 0.10`: gate on slowdowns of the kernel under test.
 
-A shape counts as slower when the kernel's time grew by more than the threshold both in absolute terms and
-relative to the same run's read roofline (kernel_us / roofline_us): a slower machine moves only the first,
-a faster roofline reader only the second, a slower kernel both. Exit 1 on any slower shape, 2 when a file is
-not a bench.json, else 0 (also when either run's timings are interpreter timings, which mean nothing).
+Two measures per shape: device time, and the eager per-call cost a decode step pays (`eager_us`, where both runs
+have it). A shape counts as slower on a measure when the kernel's figure grew by more than the threshold both in
+absolute terms and relative to the same run's baseline for it (the read roofline for device time, the anchor's
+eager cost for eager): a slower machine moves only the first, a faster baseline only the second, a slower kernel
+both. Exit 1 on any slower shape, 2 when a file is not a bench.json, else 0 (also when either run's timings are
+interpreter timings, which mean nothing).
 """
 from __future__ import annotations
 
@@ -16,15 +18,19 @@ from bench.report import NotABenchFile, load
 DEFAULT_THRESHOLD = 0.10
 
 
+MEASURES = (("us", "roofline", "device"), ("eager_us", "anchor", "eager"))  # (row field, baseline, label)
+
+
 @dataclass(frozen=True)
 class Delta:
-    """One shape in both runs: growth factors of the kernel's absolute and roofline-normalized time."""
+    """One shape and measure in both runs: growth factors of the kernel's absolute and baseline-normalized time."""
 
     key: str
     old_us: float
     new_us: float
     absolute: float
     normalized: float
+    measure: str = "device"
 
     def slower(self, threshold: float) -> bool:
         return self.absolute > 1 + threshold and self.normalized > 1 + threshold
@@ -38,9 +44,12 @@ def deltas(old: dict, new: dict) -> list[Delta]:
         before = old_rows.get(row["key"])
         if before is None:
             continue
-        o, n = before["us"], row["us"]
-        out.append(Delta(row["key"], o["kernel"], n["kernel"], n["kernel"] / o["kernel"],
-                         (n["kernel"] / n["roofline"]) / (o["kernel"] / o["roofline"])))
+        for field, baseline, label in MEASURES:
+            o, n = before.get(field), row.get(field)
+            if not o or not n:
+                continue  # a run from before the measure existed
+            out.append(Delta(row["key"], o["kernel"], n["kernel"], n["kernel"] / o["kernel"],
+                             (n["kernel"] / n[baseline]) / (o["kernel"] / o[baseline]), label))
     return out
 
 
@@ -58,15 +67,16 @@ def compare(old: dict, new: dict, threshold: float) -> tuple[int, list[str]]:
     for d in found:
         mark = "SLOWER" if d in slower else ("abs only" if d.absolute > 1 + threshold else
                                              "norm only" if d.normalized > 1 + threshold else "ok")
-        lines.append(f"{mark:9} {d.key:32} {d.old_us:10.2f} -> {d.new_us:10.2f} us  "
-                     f"x{d.absolute:.3f} abs  x{d.normalized:.3f} vs roofline")
+        baseline = "roofline" if d.measure == "device" else "anchor"
+        lines.append(f"{mark:9} {d.key:32} {d.measure:6} {d.old_us:10.2f} -> {d.new_us:10.2f} us  "
+                     f"x{d.absolute:.3f} abs  x{d.normalized:.3f} vs {baseline}")
     old_keys, new_keys = {r["key"] for r in old["rows"]}, {r["key"] for r in new["rows"]}
     for key in sorted(old_keys - new_keys):
         lines.append(f"missing   {key}")
     for key in sorted(new_keys - old_keys):
         lines.append(f"new       {key}")
-    lines.append(f"{len(slower)} of {len(found)} shapes slower by more than {threshold:.0%} "
-                 "(absolute and relative to the roofline)")
+    lines.append(f"{len(slower)} of {len(found)} shape measures slower by more than {threshold:.0%} "
+                 "(absolute and relative to the run's own baseline)")
     return (1 if slower else 0), lines
 
 

@@ -9,7 +9,7 @@ import torch
 from bench.anchor import anchor_num_nans
 from bench.roofline import launch_floor, torch_read, triton_read
 from bench.shapes import Shape, build
-from bench.timers import TIMERS, host_us
+from bench.timers import TIMERS, eager_us, graph_us, host_us
 
 CONTENDERS = ("kernel", "anchor", "torch", "roofline")
 COUNTING = ("kernel", "anchor", "torch")
@@ -61,6 +61,11 @@ def time_floor(setup: Setup) -> float:
     return TIMERS[setup.device](launch_floor, setup.quick)
 
 
+def eager_floor(setup: Setup) -> float:
+    """What one empty Triton launch costs an eager caller (its host launch cost, in practice)."""
+    return eager_us(launch_floor, synchronizer(setup.device), setup.quick)
+
+
 def synchronizer(device: str) -> Callable[[], None]:
     """Wait for the device's queue."""
     if device == "cuda":
@@ -77,11 +82,15 @@ def time_shape(setup: Setup, shape: Shape) -> dict[str, object]:
     fns = counting_fns(setup, x)
     us = {name: timer(fn, setup.quick) for name, fn in fns.items()}
     host = {name: host_us(fn, synchronizer(setup.device)) for name, fn in fns.items()}
+    eager = {name: eager_us(fn, synchronizer(setup.device), setup.quick) for name, fn in fns.items()}
+    graphs = {name: graph_us(setup.device, fn, setup.quick) for name, fn in fns.items()}
     readers = {"torch": timer(lambda: torch_read(x), setup.quick),
                "triton": timer(lambda: triton_read(x, setup.cores), setup.quick)}
     source = min(readers, key=readers.__getitem__)
     us["roofline"] = readers[source]
-    return {"us": us, "host_us": host, "roofline_source": source, "roofline_readers_us": readers}
+    return {"us": us, "host_us": host, "eager_us": eager, "graph_us": {n: g[0] for n, g in graphs.items()},
+            "graph_why": {n: g[1] for n, g in graphs.items() if g[1]}, "roofline_source": source,
+            "roofline_readers_us": readers}
 
 
 def gbps(nbytes: int, us: float) -> float:
@@ -89,9 +98,16 @@ def gbps(nbytes: int, us: float) -> float:
     return nbytes / (us * 1e3) if us > 0 else 0.0
 
 
-def summarize(shape: Shape, timed: dict[str, object], floor_us: float, peak_gbps: float) -> dict[str, object]:
+def _ratio(numerator: float | None, denominator: float | None) -> float | None:
+    return numerator / denominator if numerator and denominator else None
+
+
+def summarize(shape: Shape, timed: dict[str, object], floor_us: float, peak_gbps: float,
+              floor_eager_us: float) -> dict[str, object]:
     """One bench.json row: shape, bytes, µs and GB/s per contender, and the ratios the targets speak of."""
     us: dict[str, float] = timed["us"]  # type: ignore[assignment]
+    eager: dict[str, float] = timed["eager_us"]  # type: ignore[assignment]
+    graph: dict[str, float | None] = timed["graph_us"]  # type: ignore[assignment]
     kernel = us["kernel"]
     ideal = floor_us + shape.bytes / (peak_gbps * 1e3) if peak_gbps > 0 else floor_us
     return {
@@ -104,6 +120,9 @@ def summarize(shape: Shape, timed: dict[str, object], floor_us: float, peak_gbps
         "us": {**us, "launch_floor": floor_us},
         "gbps": {name: gbps(shape.bytes, t) for name, t in us.items()},
         "host_us": timed["host_us"],
+        "eager_us": {**eager, "launch_floor": floor_eager_us},
+        "graph_us": graph,
+        "graph_why": timed["graph_why"],
         "roofline_source": timed["roofline_source"],
         "roofline_readers_us": timed["roofline_readers_us"],
         "ideal_us": ideal,
@@ -113,5 +132,10 @@ def summarize(shape: Shape, timed: dict[str, object], floor_us: float, peak_gbps
             "roofline_fraction": us["roofline"] / kernel,
             "kernel_over_ideal": kernel / ideal,
             "kernel_over_roofline": kernel / us["roofline"],
+            "eager_vs_anchor": eager["anchor"] / eager["kernel"],
+            "eager_vs_torch": eager["torch"] / eager["kernel"],
+            "eager_over_launch_and_device": eager["kernel"] / (floor_eager_us + kernel),
+            "graph_vs_anchor": _ratio(graph.get("anchor"), graph.get("kernel")),
+            "graph_vs_torch": _ratio(graph.get("torch"), graph.get("kernel")),
         },
     }

@@ -19,11 +19,14 @@ def plot(payload: dict, path: Path) -> bool:
     labels = [r["key"] for r in rows]
     colors = [COLORS.get(r["dtype"], "gray") for r in rows]
     xs = range(len(rows))
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(max(8.0, 0.22 * len(rows) + 2), 7.5), sharex=True)
+    fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(max(8.0, 0.22 * len(rows) + 2), 10.0), sharex=True)
     top.bar(xs, [r["ratios"]["speedup_vs_anchor"] for r in rows], color=colors)
     top.axhline(1.0, color="black", lw=0.8)
     top.set_yscale("log")
     top.set_ylabel("speed-up over anchor design (x)")
+    middle.bar(xs, [r["ratios"].get("eager_vs_anchor") or 0 for r in rows], color=colors)
+    middle.axhline(1.0, color="black", lw=0.8)
+    middle.set_ylabel("eager per-call: anchor / kernel (x)")
     bottom.bar(xs, [r["ratios"]["roofline_fraction"] for r in rows], color=colors)
     bottom.axhline(0.9, color="red", lw=0.8, ls="--")
     bottom.set_ylabel("fraction of read roofline")

@@ -57,20 +57,21 @@ def whole_row_candidates(x: torch.Tensor, cores: int, quick: bool) -> Iterator[C
 
 
 def split_candidates(x: torch.Tensor, cores: int, pdl: bool, quick: bool) -> Iterator[Candidate]:
-    """The planner's split with other items per core, step sizes and warps (and dependent launch where offered)."""
+    """The planner's split with other items per core, step sizes and warps, in one launch with atomic adds (CUDA) or
+    in two stages (with a dependent second launch where offered)."""
     from kernel.launch import Tuning, plan_launch
     from kernel.num_nans import run_plan
 
     rows, vocab = x.shape
     per_cores, steps, warp_counts = ((8,), (2048, 8192), (4, 16)) if quick else ((4, 8, 16), (2048, 4096, 8192), WARPS)
-    for per_core, step, warps, dependent in itertools.product(per_cores, steps, warp_counts,
-                                                              (False, True) if pdl else (False,)):
+    stagings = [(False, False)] + ([(False, True)] if pdl else []) + ([(True, False)] if x.is_cuda else [])
+    for per_core, step, warps, (atomics, dependent) in itertools.product(per_cores, steps, warp_counts, stagings):
         tuning = Tuning(cores, split_rows=rows + 1, split_items=per_core * cores, max_programs=per_core * cores,
                         row_programs=cores, row_block_bytes=step, row_warps=warps, split_block_bytes=step,
-                        split_warps=warps, pdl=dependent)
+                        split_warps=warps, pdl=dependent, atomics=atomics)
         plan = plan_launch(rows, vocab, x.element_size(), tuning)
         name = (f"{plan.variant} items={per_core}xcores step={step // 1024 or step}{'KB' if step >= 1024 else 'B'} "
-                f"warps={warps} pdl={int(plan.pdl)} chunks={plan.num_chunks}")
+                f"warps={warps} pdl={int(plan.pdl)} atomics={int(plan.atomics)} chunks={plan.num_chunks}")
         yield name, (lambda plan=plan: run_plan(x, plan))
 
 

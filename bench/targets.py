@@ -19,6 +19,11 @@ TARGETS: tuple[tuple[str, object, str, str, float], ...] = (
     ("decode: <= 2x (launch floor + bytes at roofline)", _is_decode, "kernel_over_ideal", "<=", 2.0),
     ("large: >= 90% of read roofline", _is_large, "roofline_fraction", ">=", 0.9),
     ("every shape: never slower than the anchor", lambda row: True, "speedup_vs_anchor", ">=", 1.0),
+    ("every shape: eager per-call cost <= the anchor's", lambda row: True, "eager_vs_anchor", ">=", 1.0),
+    ("every shape: eager per-call cost <= torch's", lambda row: True, "eager_vs_torch", ">=", 1.0),
+    ("decode: eager <= 1.25x (one empty launch + device time)", _is_decode, "eager_over_launch_and_device", "<=",
+     1.25),
+    ("every shape: graph replay never slower than the anchor's", lambda row: True, "graph_vs_anchor", ">=", 1.0),
 )
 
 
@@ -26,7 +31,7 @@ def check_targets(rows: list[dict]) -> list[dict[str, object]]:
     """One entry per target: how many rows it covers, the worst value, and the rows that miss."""
     results = []
     for name, applies, ratio, op, bound in TARGETS:
-        picked = [r for r in rows if applies(r)]  # type: ignore[operator]
+        picked = [r for r in rows if applies(r) and r["ratios"].get(ratio) is not None]  # type: ignore[operator]
         values = {r["key"]: r["ratios"][ratio] for r in picked}
         ok = (lambda v: v >= bound) if op == ">=" else (lambda v: v <= bound)
         missed = sorted(k for k, v in values.items() if not ok(v))

@@ -10,6 +10,7 @@ import torch
 FLUSH_BYTES = 256 * 1024 * 1024  # larger than the H200's 60 MB L2 and an Ascend 910B's 192 MB L2
 SLEEP_CYCLES = 200_000  # about 100 us at 2 GHz: longer than the host takes to queue one call
 HOST_CALLS = 50
+EAGER_CALLS = 300  # back-to-back calls per sample of the eager per-call cost (100 with --quick)
 
 
 def time_cuda(fn: Callable[[], object], quick: bool) -> float:
@@ -71,6 +72,75 @@ def host_us(fn: Callable[[], object], synchronize: Callable[[], None]) -> float:
     elapsed = time.perf_counter() - t0
     synchronize()
     return elapsed / HOST_CALLS * 1e6
+
+
+def eager_us(fn: Callable[[], object], synchronize: Callable[[], None], quick: bool) -> float:
+    """What an eager caller pays per call: back-to-back calls, one synchronize, median of 3 samples of
+    EAGER_CALLS; the larger of host launch cost and device time (vLLM's sampler calls get_num_nans this way)."""
+    calls = EAGER_CALLS // 3 if quick else EAGER_CALLS
+    for _ in range(10):
+        fn()
+    synchronize()
+    samples = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        synchronize()
+        samples.append((time.perf_counter() - t0) / calls * 1e6)
+    return statistics.median(samples)
+
+
+def _graph_cuda(fn: Callable[[], object], quick: bool) -> float:
+    """One call captured in a CUDA graph (warmed on a side stream, as torch documents), replayed back to back."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    replays = EAGER_CALLS // 3 if quick else EAGER_CALLS
+    for _ in range(10):
+        graph.replay()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(replays):
+        graph.replay()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / replays * 1e6
+
+
+def _graph_npu(fn: Callable[[], object], quick: bool) -> float:
+    """The same with torch_npu's NPUGraph."""
+    graph = torch.npu.NPUGraph()
+    for _ in range(3):
+        fn()
+    torch.npu.synchronize()
+    with torch.npu.graph(graph):
+        fn()
+    replays = EAGER_CALLS // 3 if quick else EAGER_CALLS
+    t0 = time.perf_counter()
+    for _ in range(replays):
+        graph.replay()
+    torch.npu.synchronize()
+    return (time.perf_counter() - t0) / replays * 1e6
+
+
+GRAPHS: dict[str, Callable[[Callable[[], object], bool], float]] = {"cuda": _graph_cuda, "npu": _graph_npu}
+
+
+def graph_us(device: str, fn: Callable[[], object], quick: bool) -> tuple[float | None, str]:
+    """(µs per replay, '') of one call captured in a device graph, or (None, why) where it cannot be captured."""
+    capture = GRAPHS.get(device)
+    if capture is None:
+        return None, f"no device graphs on {device}"
+    try:
+        return capture(fn, quick), ""
+    except Exception as exc:  # noqa: BLE001 - a contender that cannot be captured is reported, not fatal
+        return None, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
 
 
 TIMERS: dict[str, Callable[[Callable[[], object], bool], float]] = {

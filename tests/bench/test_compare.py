@@ -21,7 +21,27 @@ def test_slower_kernel_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     """The planted regression: one shape's kernel 20% slower while its roofline stayed put."""
     assert _run(tmp_path, payload(), scaled(payload(), kernel=1.2, key="fp32-1x152064")) == 1
     out = capsys.readouterr().out
-    assert "SLOWER" in out and "fp32-1x152064" in out and "1 of 2 shapes slower" in out
+    assert "SLOWER" in out and "fp32-1x152064" in out and "1 of 4 shape measures slower" in out
+
+
+def test_slower_eager_call_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The planted regression of what a step pays: the kernel's eager per-call cost 30% up, the anchor's not."""
+    assert _run(tmp_path, payload(), scaled(payload(), eager=1.3, key="fp32-1x152064")) == 1
+    out = capsys.readouterr().out
+    assert "SLOWER" in out and "eager" in out and "1 of 4 shape measures slower" in out
+
+
+def test_slower_host_is_not_an_eager_regression(tmp_path: Path) -> None:
+    """Every eager cost 30% up, the anchor's too: a slower host, not a slower kernel."""
+    assert _run(tmp_path, payload(), scaled(payload(), eager=1.3, anchor_eager=1.3)) == 0
+
+
+def test_runs_without_eager_figures_compare_device_time(tmp_path: Path) -> None:
+    old = payload()
+    for r in old["rows"]:
+        del r["eager_us"]
+    assert _run(tmp_path, old, scaled(payload(), eager=3.0)) == 0
+    assert _run(tmp_path, old, scaled(payload(), kernel=1.2)) == 1
 
 
 def test_slowdown_within_threshold_passes(tmp_path: Path) -> None:

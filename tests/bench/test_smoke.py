@@ -43,7 +43,12 @@ def test_cpu_smoke_writes_a_labelled_bench_json(tmp_path: Path) -> None:
     for row in data["rows"]:
         assert set(row["us"]) == {"kernel", "anchor", "torch", "roofline", "launch_floor"}
         assert all(v > 0 for v in row["us"].values()) and row["bytes"] > 0
-        assert set(row["ratios"]) >= {"speedup_vs_anchor", "speedup_vs_torch", "roofline_fraction"}
+        assert set(row["ratios"]) >= {"speedup_vs_anchor", "speedup_vs_torch", "roofline_fraction",
+                                      "eager_vs_anchor", "eager_vs_torch", "eager_over_launch_and_device"}
+        assert set(row["eager_us"]) == {"kernel", "anchor", "torch", "launch_floor"}
+        assert all(v > 0 for v in row["eager_us"].values())
+        assert row["graph_us"] == {"kernel": None, "anchor": None, "torch": None}  # no device graphs on the CPU
+        assert row["graph_why"]["kernel"] == "no device graphs on cpu" and row["ratios"]["graph_vs_anchor"] is None
     assert any(r["stride"][0] > r["shape"][1] for r in data["rows"])  # the padded case
     if data["plot"]:  # matplotlib installed (requirements/bench.txt)
         assert (tmp_path / data["plot"]).stat().st_size > 0

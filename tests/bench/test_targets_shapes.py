@@ -32,3 +32,17 @@ def test_targets_flag_the_missing_row() -> None:
     assert results["large: >= 90% of read roofline"]["missed"] == ["c"]
     assert results["decode: >= 1.5x torch"]["met"]
     assert results["every shape: never slower than the anchor"]["met"]
+
+
+def test_eager_and_graph_targets() -> None:
+    """What a step pays: eager per-call against the anchor and torch, and graph replay where it could be captured."""
+    rows = [_row("a", "decode", [1, 152064], eager_vs_anchor=1.4, eager_vs_torch=1.9, eager_over_launch_and_device=1.1,
+                 graph_vs_anchor=5.0),
+            _row("b", "decode", [8, 152064], eager_vs_anchor=0.9, eager_vs_torch=1.2, eager_over_launch_and_device=1.3,
+                 graph_vs_anchor=None)]
+    results = {t["target"]: t for t in check_targets(rows)}
+    assert results["every shape: eager per-call cost <= the anchor's"]["missed"] == ["b"]
+    assert results["every shape: eager per-call cost <= torch's"]["met"]
+    assert results["decode: eager <= 1.25x (one empty launch + device time)"]["missed"] == ["b"]
+    graph = results["every shape: graph replay never slower than the anchor's"]
+    assert graph["rows"] == 1 and graph["met"]  # a contender that cannot be captured is not a row of this target
