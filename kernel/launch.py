@@ -1,8 +1,9 @@
 """How get_num_nans launches for one input: the pure planning half, so tests can pin every switch point.
 
-Work is cut into items, one item = one (row, vocabulary chunk). Every item's count is stored once by the one
-program that computed it; nothing is ever added into memory another program writes, so there are no atomics and
-no pre-zeroed buffers, and the same input gives the same counts on every call.
+Work is cut into items, one item = one (row, vocabulary chunk). On NPU and under the interpreter every item's count
+is stored once by the one program that computed it (no atomics, no pre-zeroed buffer); on CUDA a split adds each
+item's count into a zeroed output with an int32 atomic add, in one launch. Integer sums are exact and
+order-independent, so either way the same input gives the same counts on every call.
 
 Variants (the plan's `variant`):
   rows        one program per row (grid = rows): the anchor's own kernel, `_num_nans_kernel`, with a block of
@@ -10,9 +11,10 @@ Variants (the plan's `variant`):
               the row's count directly (one launch). Chosen when the batch alone fills the device.
   rows-loop   whole rows with the grid capped at `row_programs` (NPU, interpreter): `_count_items_kernel`,
               each program loops over rows `pid, pid + grid, ...` with a per-lane accumulator.
-  split       rows are cut into `num_chunks` chunks so that rows * chunks <= `split_items` items; stage 1
-              writes a partial count per item into an int32 [rows, chunks] buffer, stage 2 sums each row's
-              partials in a fixed order (integer sums: exact and deterministic). Chosen for short batches.
+  split       rows are cut into `num_chunks` chunks so that rows * chunks <= `split_items` items; with
+              `atomics` (CUDA) each item's count is atomically added into a zeroed int32 output (one launch);
+              otherwise stage 1 writes a partial count per item into an int32 [rows, chunks] buffer and stage 2
+              sums each row's partials in a fixed order. Chosen for short batches.
   split-loop  the same with stage 1's grid capped at `max_programs`.
 
 Switch points (with the device's tuning `t`, `blocks = cdiv(vocab, t.block(element_size, split=True))`):
@@ -58,6 +60,7 @@ class Tuning:
     split_block_bytes: int
     split_warps: int
     pdl: bool = False  # launch stage 2 as a programmatic dependent of stage 1 (CUDA sm_90+)
+    atomics: bool = False  # a split in one launch: int32 atomic adds of partial counts into a zeroed output
 
     def block(self, element_size: int, split: bool) -> int:
         """Elements per loop step for this dtype (a power of two)."""
@@ -77,6 +80,7 @@ class LaunchPlan:
     grid: int
     num_warps: int
     pdl: bool = False
+    atomics: bool = False  # split only: one launch adding into a zeroed output instead of two stages
 
     @property
     def num_items(self) -> int:
@@ -111,8 +115,9 @@ def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tunin
     grid = min(items, tuning.max_programs if num_chunks > 1 else tuning.row_programs)
     if grid < items:
         variant += "-loop"
+    atomics = tuning.atomics and num_chunks > 1
     return LaunchPlan(variant, num_reqs, vocab_size, num_chunks, chunk, block, grid, warps,
-                      tuning.pdl and num_chunks > 1)
+                      tuning.pdl and num_chunks > 1 and not atomics, atomics)
 
 
 def interpreting() -> bool:
@@ -201,9 +206,10 @@ def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
         return Tuning(n, split_rows=n, split_items=n, max_programs=n, row_programs=n, row_block_bytes=8192,
                       row_warps=4, split_block_bytes=8192, split_warps=4)
     # CUDA: a split gives up to 8 items per SM, one 16-byte load per thread per step, grid <= 8 programs per SM,
-    # stage 2 launched as a programmatic dependent of stage 1 where the card has it (sm_90+). Whole rows: one
+    # in one launch adding int32 partial counts into a zeroed output (exact and order-free; a second launch cost
+    # a decode step 20-40 µs of host time on an H200, README "What a step pays"). Whole rows: one
     # program per row, 32 KB steps over 16 warps with a sum per step (the anchor's kernel at 2-4x its block and
     # warps: at 256-4096 rows on an H200 it beat the anchor in every dtype, and the per-lane accumulator in
     # bf16/fp16, tying it in fp32; docs/launch-sweep-h200.json)
     return Tuning(n, split_rows=n, split_items=8 * n, max_programs=8 * n, row_programs=CUDA_GRID_X,
-                  row_block_bytes=32768, row_warps=16, split_block_bytes=4096, split_warps=8, pdl=pdl)
+                  row_block_bytes=32768, row_warps=16, split_block_bytes=4096, split_warps=8, pdl=pdl, atomics=True)

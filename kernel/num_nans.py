@@ -1,12 +1,12 @@
 """Per-row NaN count of a 2-D logits tensor: the anchor kernel (direct path), the planned launches, the wrapper."""
 from __future__ import annotations
 
-import os
-
 import torch
 import triton
 import triton.language as tl
 
+from kernel.fastlaunch import FastLauncher
+from kernel import launch
 from kernel.launch import LaunchPlan, plan_launch, tuning_for
 from kernel.predicate import is_nan_i32
 
@@ -37,9 +37,10 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
 @triton.jit
 def _count_items_kernel(
     logits_ptr, logits_stride, counts_ptr, vocab_size, num_items, num_chunks, chunk, BLOCK: tl.constexpr,
-    PDL: tl.constexpr = False,
+    PDL: tl.constexpr = False, ATOMIC: tl.constexpr = False,
 ):
-    """Count NaNs of items (row, chunk) pid, pid+grid, ...; one int32 store per item, so no atomics are needed."""
+    """Count NaNs of items (row, chunk) pid, pid+grid, ...; one int32 store per item into counts_ptr[item], or
+    with ATOMIC one int32 atomic add into counts_ptr[row] (a zeroed output: the split in one launch)."""
     if PDL:
         gdc_launch_dependents()  # stage 2 may be scheduled now; it waits for this grid's stores (gdc_wait)
     pid = tl.program_id(0)
@@ -54,7 +55,10 @@ def _count_items_kernel(
             offs = col + tl.arange(0, BLOCK)
             x = tl.load(row_ptr + offs, mask=offs < end, other=0)
             acc += is_nan_i32(x)
-        tl.store(counts_ptr + item, tl.sum(acc, axis=0).to(tl.int32))
+        if ATOMIC:
+            tl.atomic_add(counts_ptr + row, tl.sum(acc, axis=0).to(tl.int32), sem="relaxed")
+        else:
+            tl.store(counts_ptr + item, tl.sum(acc, axis=0).to(tl.int32))
 
 
 @triton.jit
@@ -88,7 +92,7 @@ def _check_input(logits: torch.Tensor) -> None:
             "get_num_nans needs unit stride along the vocab dimension (padded rows are fine); "
             f"got strides {tuple(logits.stride())}: call .contiguous() first"
         )
-    if logits.device.type == "cpu" and os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
+    if logits.device.type == "cpu" and not launch.interpreting():
         raise ValueError(
             "get_num_nans got a CPU tensor but Triton is not in interpreter mode "
             "(set TRITON_INTERPRET=1 before importing triton, or move logits to the accelerator)"
@@ -101,33 +105,50 @@ def plan_for(logits: torch.Tensor, cores: int | None = None) -> LaunchPlan:
     return plan_launch(num_reqs, vocab_size, logits.element_size(), tuning_for(logits.device, cores))
 
 
+_PLANS: dict[tuple[object, ...], LaunchPlan] = {}  # a decode loop asks for the same few shapes every step
+
+
+def _plan(logits: torch.Tensor) -> LaunchPlan:
+    """plan_for, remembered per (shape, element size, device, interpreter or not): a dict lookup per step."""
+    key = (logits.shape, logits.element_size(), logits.device, launch.interpreting())
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) > 4096:
+            _PLANS.clear()
+        plan = _PLANS[key] = plan_for(logits)
+    return plan
+
+
+_launch_rows = FastLauncher(_num_nans_kernel)
+_launch_items = FastLauncher(_count_items_kernel)
+_launch_sums = FastLauncher(_sum_partials_kernel)
+
+
 def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
     """Launch one plan on a checked, non-empty input; returns a fresh int32 [num_reqs] tensor."""
     if plan.num_chunks == 1:
         out = torch.empty(plan.num_reqs, dtype=torch.int32, device=logits.device)
         if plan.grid == plan.num_reqs:  # one program per row: the anchor's kernel at the plan's block and warps
-            _num_nans_kernel[(plan.grid,)](
-                logits, logits.stride(0), out, plan.vocab_size, BLOCK_SIZE=plan.block, num_warps=plan.num_warps
-            )
+            _launch_rows(plan.grid, logits, logits.stride(0), out, plan.vocab_size, BLOCK_SIZE=plan.block,
+                         num_warps=plan.num_warps)
             return out
-        _count_items_kernel[(plan.grid,)](
-            logits, logits.stride(0), out, plan.vocab_size, plan.num_items, 1, plan.chunk,
-            BLOCK=plan.block, num_warps=plan.num_warps,
-        )
+        _launch_items(plan.grid, logits, logits.stride(0), out, plan.vocab_size, plan.num_items, 1, plan.chunk,
+                      BLOCK=plan.block, num_warps=plan.num_warps)
+        return out
+    if plan.atomics:  # one launch: every item adds its count into its row of a zeroed output
+        out = torch.zeros(plan.num_reqs, dtype=torch.int32, device=logits.device)
+        _launch_items(plan.grid, logits, logits.stride(0), out, plan.vocab_size, plan.num_items, plan.num_chunks,
+                      plan.chunk, BLOCK=plan.block, ATOMIC=True, num_warps=plan.num_warps)
         return out
     # one allocation: the output is the front of a buffer whose tail holds the partial counts
     buf = torch.empty(plan.num_reqs + plan.num_items, dtype=torch.int32, device=logits.device)
     out, partials = buf[: plan.num_reqs], buf[plan.num_reqs :]
-    _count_items_kernel[(plan.grid,)](
-        logits, logits.stride(0), partials, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk,
-        BLOCK=plan.block, num_warps=plan.num_warps, **({"PDL": True} if plan.pdl else {}),
-    )
+    _launch_items(plan.grid, logits, logits.stride(0), partials, plan.vocab_size, plan.num_items, plan.num_chunks,
+                  plan.chunk, BLOCK=plan.block, num_warps=plan.num_warps, **({"PDL": True} if plan.pdl else {}))
     chunks = triton.next_power_of_2(plan.num_chunks)
     rows = max(1, min(triton.next_power_of_2(plan.num_reqs), 4096 // chunks))
-    _sum_partials_kernel[(triton.cdiv(plan.num_reqs, rows),)](
-        partials, out, plan.num_reqs, plan.num_chunks, ROWS=rows, CHUNKS=chunks,
-        **({"PDL": True, "launch_pdl": True} if plan.pdl else {}),
-    )
+    _launch_sums(triton.cdiv(plan.num_reqs, rows), partials, out, plan.num_reqs, plan.num_chunks, ROWS=rows,
+                 CHUNKS=chunks, **({"PDL": True, "launch_pdl": True} if plan.pdl else {}))
     return out
 
 
@@ -135,12 +156,14 @@ def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
     """Count NaNs per row; int32 [num_reqs] on logits' device. Rows may be padded (stride(0) >= vocab).
 
     The launch is chosen per input by kernel.launch.plan_launch: short batches split each row's vocabulary
-    over many programs and sum the partial counts in a second small kernel (a programmatic dependent launch
-    on sm_90+); batches that fill the device get one program per row (`_num_nans_kernel`) in one launch.
-    Every variant stores plain int32 counts (no atomics), so the same input gives the same counts on every call.
+    over many programs (on CUDA adding int32 partial counts into a zeroed output in one launch; on NPU and
+    under the interpreter storing them for a second small kernel to sum); batches that fill the device get one
+    program per row (`_num_nans_kernel`). Integer sums are exact and order-free: the same input gives the same
+    counts on every call. On CUDA, launches after the first of each specialization skip Triton's per-call
+    binding (kernel.fastlaunch).
     """
     _check_input(logits)
     num_reqs, vocab_size = logits.shape
     if num_reqs == 0 or vocab_size == 0:
         return torch.zeros(num_reqs, dtype=torch.int32, device=logits.device)
-    return run_plan(logits, plan_for(logits))
+    return run_plan(logits, _plan(logits))

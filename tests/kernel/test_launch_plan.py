@@ -65,6 +65,7 @@ def test_cuda_switch_points_on_an_h200(monkeypatch: pytest.MonkeyPatch, rows: in
     assert (plan.variant, plan.num_chunks) == (variant, chunks), plan
     assert plan.grid == (rows if variant == "rows" else min(plan.num_items, 8 * 132))
     assert plan.pdl is False  # dependent launch only with the card's own facts
+    assert plan.atomics == (variant == "split")  # CUDA splits add into a zeroed output in one launch
 
 
 @pytest.mark.parametrize(

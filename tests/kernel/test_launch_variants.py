@@ -1,6 +1,8 @@
 """Every launch variant counts exactly, at and around its chunk and block boundaries, on the backend under test."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -48,6 +50,23 @@ def test_variant_counts_exactly(variant: str, rows: int, vocab: int, dtype: str,
     got = num_nans.run_plan(host.to(device), plan)
     assert got.dtype == torch.int32 and got.shape == (rows,)
     assert torch.equal(got.cpu(), expected), f"{plan}: got {got.tolist()}, expected {expected.tolist()}"
+
+
+SPLITS = [c for c in CASES if c[0].startswith("split")]
+
+
+@pytest.mark.parametrize("variant, rows, vocab, dtype, stride", SPLITS, ids=[
+    f"{v}-{d}-{r}x{c}" + (f"-stride{s}" if s != c else "") for v, r, c, d, s in SPLITS])
+def test_split_in_one_launch_counts_exactly(variant: str, rows: int, vocab: int, dtype: str, stride: int,
+                                            device: str) -> None:
+    """The CUDA split: every item atomically adds its count into a zeroed output, one launch, on this backend."""
+    plan = plan_launch(rows, vocab, DTYPES[dtype].itemsize, replace(SMALL, atomics=True))
+    assert plan.variant == variant and plan.atomics and not plan.pdl, plan
+    host = _logits(rows, vocab, DTYPES[dtype], stride, plan.chunk, seed=rows * 7 + vocab)
+    expected = torch.isnan(host).sum(-1).to(torch.int32)
+    for _ in range(2):  # a second call gets a fresh zeroed output, not the first call's sums
+        got = num_nans.run_plan(host.to(device), plan)
+        assert got.dtype == torch.int32 and torch.equal(got.cpu(), expected), f"{plan}: got {got.tolist()}"
 
 
 @pytest.mark.parametrize("rows, vocab, dtype, stride", [(140, 300, "bf16", 300), (133, 3000, "fp32", 3007),

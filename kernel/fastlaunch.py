@@ -1,0 +1,95 @@
+"""Launch a compiled Triton kernel for little more host time than the driver's own launch.
+
+vLLM's sampler calls get_num_nans eagerly once per step, so what a step pays is host cost plus device time.
+Triton's `kernel[grid](...)` binds and specializes every argument, builds a cache key and queries the current
+device and stream on every call (about 10-18 µs on an H200 host). Here the compiled kernel that Triton's own
+first launch returns is kept under a key at least as fine as Triton's specialization (each pointer's dtype and
+16-byte alignment; each integer's value class: equal to 1, a multiple of 16, its integer width; every constexpr
+and option; the current device), and later calls with the same key run it directly on the current stream.
+
+Used on CUDA only, and only where this Triton's compiled kernels have the launcher this module knows and no launch
+hooks are installed (a profiler's hooks need Triton's own path); everything else takes Triton's own path.
+"""
+from __future__ import annotations
+
+import inspect
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+_NOT_SET = object()
+
+
+def _arg_key(value: object) -> object:
+    """What Triton specializes an argument on: a tensor's dtype and 16-byte alignment; an integer's being 1, its
+    divisibility by 16 and the width its value needs; anything else (a float, a bool) by its value."""
+    if type(value) is int:
+        return value == 1, value & 15 == 0, -0x80000000 <= value <= 0x7FFFFFFF, 0 <= value < 2**63
+    if isinstance(value, torch.Tensor):
+        return value.dtype, value.data_ptr() & 15 == 0
+    return type(value), value
+
+
+def _installed(hook: object) -> bool:
+    """A launch hook is set: None means none; a HookChain (newer Triton) counts when it holds calls."""
+    if hook is None:
+        return False
+    calls = getattr(hook, "calls", None)
+    return bool(calls) if calls is not None else True
+
+
+def _hooks_installed() -> bool:
+    """Whether launch hooks (a profiler's) are installed: then Triton's own path must run them."""
+    runtime = getattr(_KNOBS, "runtime", None)
+    return runtime is None or _installed(runtime.launch_enter_hook) or _installed(runtime.launch_exit_hook)
+
+
+try:
+    from triton import knobs as _KNOBS
+except ImportError:  # an older Triton: no knobs, always Triton's own path
+    _KNOBS = None
+
+
+class FastLauncher:
+    """`launcher(grid, *args, **constexprs_and_options)` for one `@triton.jit` function; see the module docstring."""
+
+    def __init__(self, jit_fn: Any) -> None:
+        self.jit_fn = jit_fn
+        params = inspect.signature(jit_fn.fn).parameters
+        self.names = tuple(params)
+        self.defaults = {n: p.default for n, p in params.items() if p.default is not inspect.Parameter.empty}
+        self.compiled: dict[tuple[object, ...], Any] = {}
+
+    def __call__(self, grid: int, *args: object, **kwargs: object) -> None:
+        device = args[0].device if isinstance(args[0], torch.Tensor) else None
+        if device is None or device.type != "cuda" or _hooks_installed():
+            self.jit_fn[(grid,)](*args, **kwargs)
+            return
+        index = torch.cuda.current_device()
+        key = (index, *[_arg_key(a) for a in args], *kwargs.items())
+        compiled = self.compiled.get(key)
+        if compiled is None:
+            compiled = self.jit_fn[(grid,)](*args, **kwargs)  # Triton's own path compiles, caches and launches
+            if _launchable(compiled):
+                self.compiled[key] = compiled
+            return
+        values = self._bound(args, kwargs)
+        stream = torch._C._cuda_getCurrentRawStream(index)
+        compiled.run(grid, 1, 1, stream, compiled.function, compiled.packed_metadata, None, None, None, *values)
+
+    def _bound(self, args: Sequence[object], kwargs: dict[str, object]) -> list[object]:
+        """Every parameter's value in declaration order (constexprs included), as Triton's launcher takes them."""
+        values = list(args)
+        for name in self.names[len(args):]:
+            value = kwargs.get(name, self.defaults.get(name, _NOT_SET))
+            if value is _NOT_SET:
+                raise TypeError(f"{self.jit_fn.fn.__name__}: missing argument {name}")
+            values.append(value)
+        return values
+
+
+def _launchable(compiled: object) -> bool:
+    """This Triton's compiled kernel exposes the launcher and handles `FastLauncher` calls."""
+    return all(hasattr(compiled, name) for name in ("run", "function", "packed_metadata")) and \
+        getattr(compiled, "function", None) is not None
