@@ -43,6 +43,7 @@ MARKERS: dict[str, str] = {
     "nan_aggregate": "aggregate_num_nans_per_request against its exact CPU reference, where the module has it",
     "nan_vllm": "vLLM's callers hold the kernel under test (when vLLM is installed)",
     "nan_property": "hypothesis property test over generated cases (--nan-hypothesis-examples per path)",
+    "nan_semantics": "accelerator semantics: stream order, an input on another card, graph capture (not on the CPU)",
 }
 
 
@@ -63,6 +64,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "module; repeatable, run in order, in every process that runs the kernel")
     group.addoption("--nan-family", action="append", default=[], metavar="MODULE",
                     help="extra case-family module (exposing FAMILY) to run besides cases.families; repeatable")
+    group.addoption("--require-capturable", action="store_true",
+                    help="fail when a get_num_nans call cannot be captured in a device graph (CUDA/NPU); without it "
+                         "capturability is reported, and only wrong counts on replay fail")
     group.addoption("--nan-fp32-full", action="store_true",
                     help="also sweep all 2^32 fp32 patterns (minutes on the CPU interpreter; seconds on a GPU)")
     for spec in options.NUMERIC:
@@ -291,7 +295,10 @@ Checker = Callable[..., Check]
 
 @pytest.fixture
 def check(request: pytest.FixtureRequest, backend: Backend) -> Checker:
-    """Compare got with expected bit-exactly, record the check on the test, fail with a per-row message."""
+    """Compare got with expected bit-exactly, record the check on the test, fail with a per-row message.
+
+    The result must live on the input's device (`logits`, when given; else the backend's). `synchronize=False`
+    reads it as a caller on the current stream would, with no device-wide synchronize first."""
 
     def _check(
         got: object,
@@ -301,11 +308,14 @@ def check(request: pytest.FixtureRequest, backend: Backend) -> Checker:
         row_labels: Sequence[str] | None = None,
         side_effects: Sequence[str] = (),
         logits: object = None,
+        synchronize: bool = True,
     ) -> Check:
         __tracebackhide__ = True
-        backend.synchronize()
+        if synchronize:
+            backend.synchronize()
+        on = logits.device.type if isinstance(logits, torch.Tensor) else backend.torch_type
         result = compare_counts(
-            got, expected, params=params, path=path, device_type=backend.torch_type, row_labels=row_labels,
+            got, expected, params=params, path=path, device_type=on, row_labels=row_labels,
             side_effects=side_effects, card=backend.current_card(),
             input_desc=describe_input(logits) if logits is not None else "",
         )

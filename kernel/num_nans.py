@@ -166,4 +166,17 @@ def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
     num_reqs, vocab_size = logits.shape
     if num_reqs == 0 or vocab_size == 0:
         return torch.zeros(num_reqs, dtype=torch.int32, device=logits.device)
+    runtime = _other_card_runtime(logits)
+    if runtime is not None:  # Triton launches on the current card: make the input's current for this call
+        with runtime.device(logits.device.index):
+            return run_plan(logits, _plan(logits))
     return run_plan(logits, _plan(logits))
+
+
+def _other_card_runtime(logits: torch.Tensor) -> object | None:
+    """torch.cuda / torch.npu when the input lives on a card other than the current one, else None."""
+    index = logits.device.index
+    if index is None or logits.device.type not in ("cuda", "npu"):
+        return None
+    runtime = getattr(torch, logits.device.type)
+    return runtime if index != runtime.current_device() else None

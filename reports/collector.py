@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from verdict.record import (
-    CALL_SITE, CALL_SITE_PROPERTY, CHECK_PROPERTY, CRASH, DEVICE_FAULT, ERROR, FAILING, NOT_RUN, PARAMS_PROPERTY, PASS,
+    CALL_SITE, CALL_SITE_PROPERTY, CAPTURABLE_PROPERTY, CHECK_PROPERTY, CRASH, DEVICE_FAULT, ERROR, FAILING, NOT_RUN, PARAMS_PROPERTY, PASS,
     PLANTED_PROPERTY, TIMEOUT, WAIVED, CaseParams, Check, TestRecord, worst,
 )
 
@@ -135,6 +135,7 @@ class ResultCollector:
         self.collected = 0
         self.finished = False
         self.interrupted = ""
+        self.capturable: dict[str, Any] | None = None  # what the graph-capture test found, when it ran
 
     def _item(self, nodeid: str) -> _Builder:
         if nodeid not in self._items:
@@ -146,6 +147,12 @@ class ResultCollector:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        for name, value in report.user_properties:
+            if name == CAPTURABLE_PROPERTY:
+                try:
+                    self.capturable = dict(json.loads(str(value)))
+                except (ValueError, TypeError):
+                    pass
         if report.when == "???" and self._timeout and nodeid_elapsed(self._started, report.nodeid) >= self._timeout:
             self._item(report.nodeid).timed_out = True  # pytest-timeout killed the worker past the limit
         self._item(report.nodeid).absorb(

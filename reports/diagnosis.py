@@ -307,6 +307,32 @@ def column_stride(records: Sequence[TestRecord]) -> Diagnosis | None:
                   f"a transposed view was counted, wrongly, instead of refused: {_example(hits[0][1])}", hits)
 
 
+def stream_order(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Counts read on the caller's stream are wrong while the same kernel counts right after a device-wide
+    synchronize: its work is not ordered after the caller's writes, or its results not before the caller's reads."""
+    hits = [(r, c) for r, c in _wrong_checks(records) if c.params.layout == "stream"]
+    controls = [c for c in _passing_checks(records) if c.params.layout not in ("stream", "card")]
+    if not hits or not controls:
+        return None
+    return _found("device", "stream order broken (work on another stream without waiting for the caller's, or "
+                  "results the caller reads before they are written)",
+                  f"counts read on the caller's stream without a device-wide synchronize are wrong "
+                  f"({len(hits)} checks), while {len(controls)} checks read after a synchronize pass: "
+                  f"{_example(hits[0][1])}", hits)
+
+
+def graph_replay(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """A call captured in a device graph replays wrong counts while eager calls count right: work the call did
+    on the host (a cache, a plan read from the data) or skipped is not in the graph."""
+    hits = [(r, c) for r, c in _wrong_checks(records) if c.params.layout == "graph"]
+    controls = [c for c in _passing_checks(records) if c.params.layout != "graph"]
+    if not hits or not controls:
+        return None
+    return _found("device", "graph replay returns stale counts (part of the call ran on the host or was skipped "
+                  "while captured)", f"replayed after the input was refilled, the captured call counts the old "
+                  f"contents, while {len(controls)} eager checks pass: {_example(hits[0][1])}", hits)
+
+
 def square(records: Sequence[TestRecord]) -> Diagnosis | None:
     """Only square inputs miscount while other shapes pass: rows and columns swapped when they cannot be told apart."""
     wrong = _wrong_checks(records)
@@ -476,7 +502,7 @@ def _by_verdict(verdict: str, name: str) -> Rule:
 # Rule order breaks ties in weight: the more specific signature first.
 RULES: tuple[Rule, ...] = (
     big_offsets, storage_offset, per_block_or, predicate, narrow_accumulator, tail, block_sums, unread_lanes,
-    padding, square, column_stride, stale_outputs, output, input_modified, copies, rank_accepted, empty_inputs,
+    padding, square, column_stride, stream_order, graph_replay, stale_outputs, output, input_modified, copies, rank_accepted, empty_inputs,
     refused, _by_verdict(DEVICE_FAULT, "device fault"), _by_verdict(CRASH, "process crash"),
     _by_verdict(TIMEOUT, "timeout (a hung kernel)"),
 )

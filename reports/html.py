@@ -145,13 +145,15 @@ class PrecisionHtml:
 def render_summary(config: pytest.Config, session: pytest.Session) -> str:
     """The summary block for this run's collected results."""
     from reports.diagnosis import diagnose, render as render_diagnosis
-    from reports.plugin import run_end
+    from reports.plugin import capturable_entry, run_end
 
     info = config.stash[RUN_INFO_KEY]
     records: list[TestRecord] = config.stash[COLLECTOR_KEY].results()
     end = run_end(session)
     return summary.render(records, info.families, kernel=info.kernel_module, backend=info.backend,
                           finished=end.finished, ended=end.how, gaps=info.coverage_gaps,
+                          notes=[f"capturable in a device graph: {v}" for v in
+                                 capturable_entry(config.stash[COLLECTOR_KEY].capturable).values()],
                           diagnosis=render_diagnosis(diagnose(records, environment=info.environment)) + bench_link(config))
 
 

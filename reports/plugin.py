@@ -197,8 +197,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     info = config.stash.get(RUN_INFO_KEY, None)
     from reports.diagnosis import diagnose
 
-    environment = info.environment if info else {}
-    extra = {"diagnosis": [d.to_dict() for d in diagnose(records, environment=environment)],
+    environment = {**(info.environment if info else {}), **capturable_entry(collector.capturable)}
+    extra = {"capturable": collector.capturable,
+             "diagnosis": [d.to_dict() for d in diagnose(records, environment=environment)],
              "kernel": info.kernel_module if info else None, "backend": info.backend if info else None,
              "coverage_gaps": list(info.coverage_gaps) if info else [],
              "started": config.stash.get(STARTED_KEY, None), "ran": ran,
@@ -206,7 +207,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shard = shard_of(config)
     if shard:
         extra["shard"] = shard
-    doc = results.document(records, info.environment if info else {}, int(status),
+    doc = results.document(records, environment, int(status),
                            collected=collector.collected, finished=finished, ended=how, extra=extra)
     try:
         results.write(path, doc)
@@ -215,6 +216,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if tr is not None:
             tr.write_line(f"nan-harness: could not write {path}: {exc}", red=True)
         session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+
+def capturable_entry(found: dict | None) -> dict[str, str]:
+    """The environment's "Capturable" line: yes, or no (why), when the graph-capture test ran."""
+    if not found:
+        return {}
+    return {"Capturable": "yes" if found.get("capturable") else f"no ({found.get('why', '')})"}
 
 
 def _final_status(exitstatus: int, finished: bool, records: list[TestRecord]) -> int:

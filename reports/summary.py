@@ -310,9 +310,11 @@ def failure_list(results: Sequence[TestRecord]) -> str:
 
 
 def render(results: Sequence[TestRecord], families: Sequence[Family], *, kernel: str = "", backend: str = "",
-           finished: bool | None = None, ended: str = "", gaps: Sequence[str] = (), diagnosis: str = "") -> str:
-    """The whole summary block: headline, diagnosis, failures, then the families, then the planted-bug table."""
+           finished: bool | None = None, ended: str = "", gaps: Sequence[str] = (), diagnosis: str = "",
+           notes: Sequence[str] = ()) -> str:
+    """The whole summary block: headline, notes (capturability), diagnosis, failures, the families, planted bugs."""
+    note_html = "".join(f'<p class="nan-note">{escape(n)}</p>' for n in notes)
     return (
         f'{STYLE}<div class="nan-summary">{headline(results, kernel=kernel, backend=backend, finished=finished, ended=ended, gaps=gaps)}'
-        f"{diagnosis}{failure_list(results)}{family_sections(results, families)}{planted_table(results)}</div>"
+        f"{note_html}{diagnosis}{failure_list(results)}{family_sections(results, families)}{planted_table(results)}</div>"
     )

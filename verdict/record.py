@@ -14,6 +14,7 @@ PARAMS_PROPERTY = "nan_params"  # the case a test item runs, attached before it 
 CHECK_PROPERTY = "nan_case"  # one per `check` call
 PLANTED_PROPERTY = "planted"  # a self-test's verdict on one planted variant
 CALL_SITE_PROPERTY = "nan_call_site"  # a call-site mismatch (vLLM's callers hold another kernel)
+CAPTURABLE_PROPERTY = "nan_capturable"  # whether one call could be captured in a device graph, and why not
 
 # Verdict categories, worst last: a test's verdict is the worst of its checks and of how it ended.
 PASS = "pass"

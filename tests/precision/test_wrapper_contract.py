@@ -86,7 +86,8 @@ def test_outside_domain_refused_or_counted(
 def test_host_tensor_on_accelerator_refused_or_counted(
     target: KernelUnderTest, device: str, check: Checker, request: pytest.FixtureRequest
 ) -> None:
-    """A CPU tensor on an accelerator backend: refused, or counted right (never a wild read)."""
+    """A CPU tensor on an accelerator backend: refused, or counted right (never a wild read); counting it on the
+    host, into host counts, is what the contract allows (the result lives on the input's device)."""
     if device == "cpu":
         pytest.skip("on the CPU backend host tensors are the normal input (Triton interpreter)")
     host = nan_rows(2, 8, torch.float32)
@@ -98,8 +99,8 @@ def test_host_tensor_on_accelerator_refused_or_counted(
         record(request, refused)
         assert_check(refused)
         return
-    assert isinstance(got, torch.Tensor), f"result is {type(got).__name__}"
-    check(got.to("cpu") if got.device.type == "cpu" else got, expected_counts(host), info, "wrapper")
+    on_host = isinstance(got, torch.Tensor) and got.device.type == "cpu"  # counts on the host or on the card: both fine
+    check(got, expected_counts(host), info, "wrapper", logits=host if on_host else None)
 
 
 @pytest.mark.parametrize("vocab", [0, 1, 5000])

@@ -221,6 +221,32 @@ def test_column_stride_near_miss_refused() -> None:
     assert diagnose([record]) == []
 
 
+def test_stream_order() -> None:
+    """Wrong only where counts are read on the caller's stream, with a passing control read after a synchronize."""
+    records = [case("semantics", f"stream-{k}-8x40000", (8, 40000), [_row(13000, 0)], layout="stream")
+               for k in ("default", "non-default")]
+    records.append(case("special", "fp32-special-2x1024", (2, 1024), [_row(37, 37)]))
+    assert first(records)[0] == "device" and first(records)[1].startswith("stream order broken")
+
+
+def test_stream_order_near_miss_without_a_control() -> None:
+    """Everything wrong, stream cases included: nothing says the order is the cause."""
+    records = [case("semantics", "stream-default-8x40000", (8, 40000), [_row(13000, 0)], layout="stream"),
+               case("special", "fp32-special-2x1024", (2, 1024), [_row(37, 0)])]
+    assert all(not d.name.startswith("stream order") for d in diagnose(records))
+
+
+def test_graph_replay() -> None:
+    records = [case("semantics", "graph-replay-6x5000", (6, 5000), [_row(1650, 1700)], layout="graph"),
+               case("special", "fp32-special-2x1024", (2, 1024), [_row(37, 37)])]
+    assert first(records)[1].startswith("graph replay returns stale counts")
+
+
+def test_graph_replay_near_miss_without_a_control() -> None:
+    records = [case("semantics", "graph-replay-6x5000", (6, 5000), [_row(1650, 1700)], layout="graph")]
+    assert all(not d.name.startswith("graph replay") for d in diagnose(records))
+
+
 def test_square() -> None:
     records = [case("contract", f"fp32-square-{n}x{n}", (n, n), [_row(1, n), _row(n, 1)]) for n in (5, 96)]
     records.append(case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 2500)]))
