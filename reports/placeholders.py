@@ -13,11 +13,11 @@ from xml.sax.saxutils import quoteattr
 
 from reports import results
 
-HTML = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>NaN-count precision: not finished</title></head>
-<body><h1>NaN-count precision: run not finished</h1><p>This run started at {started} and has not written its report:
-it is still running, or it ended before the end of the session (usage error, interrupt, killed). See its terminal
-output.</p></body></html>
+HTML = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>NaN-count precision: {title}</title></head>
+<body><h1>NaN-count precision: {title}</h1><p>This run started at {started} and has not written its report:
+{how}. See its terminal output.</p></body></html>
 """
+RUNNING = "it is still running, or it ended before the end of the session (usage error, interrupt, killed)"
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="nan-harness" errors="1" failures="0" skipped="0" tests="1">
 <testcase classname="nan-harness" name="run_not_finished"><error message={message}/></testcase>
@@ -37,7 +37,7 @@ def write(paths: dict[str, Path | None], started: str, run_id: str | None,
     written, as 'path: why' (a folder, an unwritable place), for the caller to refuse the run with."""
     texts = {
         "json": lambda: results.dumps(not_finished_doc(started, run_id, extra)),
-        "html": lambda: HTML.format(started=escape(started)),
+        "html": lambda: html_page(started),
         "junit": lambda: JUNIT.format(message=quoteattr(f"the run started at {started} has not finished")),
     }
     problems = []
@@ -52,6 +52,14 @@ def write(paths: dict[str, Path | None], started: str, run_id: str | None,
         except OSError as exc:
             problems.append(f"{path}: cannot be written: {exc.strerror or exc}")
     return problems
+
+
+def html_page(started: str, interrupted: bool = False) -> str:
+    """The placeholder page: not finished yet, or INCOMPLETE (interrupted) before its session started."""
+    if interrupted:
+        return HTML.format(title="INCOMPLETE (interrupted)", started=escape(started),
+                           how="it was interrupted (Ctrl-C or SIGTERM) before its tests started")
+    return HTML.format(title="run not finished", started=escape(started), how=RUNNING)
 
 
 def mark_junit_unfinished(path: Path, how: str) -> None:

@@ -242,9 +242,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     before its session started (Ctrl-C, SIGTERM while configuring) says so in results.json."""
     end = config.stash.get(RUN_END_KEY, None)
     path = json_path(config) if is_controller(config) else None
-    if end is None and _INTERRUPTED and path is not None and STARTED_KEY in config.stash:
-        doc = placeholders.not_finished_doc(config.stash[STARTED_KEY], config.stash.get(RUN_ID_KEY, None))
-        results.write(path, {**doc, "ended": "interrupted", "exitstatus": int(pytest.ExitCode.INTERRUPTED)})
+    if end is None and _INTERRUPTED and is_controller(config) and STARTED_KEY in config.stash:
+        started = config.stash[STARTED_KEY]
+        if path is not None:
+            doc = placeholders.not_finished_doc(started, config.stash.get(RUN_ID_KEY, None))
+            results.write(path, {**doc, "ended": "interrupted", "exitstatus": int(pytest.ExitCode.INTERRUPTED)})
+        page = _report_paths(config, config.option)["html"]
+        if page is not None and not page.is_dir():
+            results.write_text_atomic(page, placeholders.html_page(started, interrupted=True))
     junit = _report_paths(config, config.option)["junit"]
     if end is not None and not end.finished and junit is not None and junit.is_file():
         placeholders.mark_junit_unfinished(junit, end.how)
