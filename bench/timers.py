@@ -91,54 +91,30 @@ def eager_us(fn: Callable[[], object], synchronize: Callable[[], None], quick: b
     return statistics.median(samples)
 
 
-def _graph_cuda(fn: Callable[[], object], quick: bool) -> float:
-    """One call captured in a CUDA graph (warmed on a side stream, as torch documents), replayed back to back."""
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        fn()
+def _graph_replay_us(device: str, fn: Callable[[], object], quick: bool) -> float:
+    """One call captured in a device graph (harness.streams.capture: warmed on a side stream), replayed back to
+    back; µs per replay."""
+    from harness.streams import capture
+
+    runtime = getattr(torch, device)
+    graph, _ = capture(runtime, device, fn)
     replays = EAGER_CALLS // 3 if quick else EAGER_CALLS
     for _ in range(10):
         graph.replay()
-    torch.cuda.synchronize()
+    runtime.synchronize()
     t0 = time.perf_counter()
     for _ in range(replays):
         graph.replay()
-    torch.cuda.synchronize()
+    runtime.synchronize()
     return (time.perf_counter() - t0) / replays * 1e6
-
-
-def _graph_npu(fn: Callable[[], object], quick: bool) -> float:
-    """The same with torch_npu's NPUGraph."""
-    graph = torch.npu.NPUGraph()
-    for _ in range(3):
-        fn()
-    torch.npu.synchronize()
-    with torch.npu.graph(graph):
-        fn()
-    replays = EAGER_CALLS // 3 if quick else EAGER_CALLS
-    t0 = time.perf_counter()
-    for _ in range(replays):
-        graph.replay()
-    torch.npu.synchronize()
-    return (time.perf_counter() - t0) / replays * 1e6
-
-
-GRAPHS: dict[str, Callable[[Callable[[], object], bool], float]] = {"cuda": _graph_cuda, "npu": _graph_npu}
 
 
 def graph_us(device: str, fn: Callable[[], object], quick: bool) -> tuple[float | None, str]:
     """(µs per replay, '') of one call captured in a device graph, or (None, why) where it cannot be captured."""
-    capture = GRAPHS.get(device)
-    if capture is None:
+    if device not in ("cuda", "npu"):
         return None, f"no device graphs on {device}"
     try:
-        return capture(fn, quick), ""
+        return _graph_replay_us(device, fn, quick), ""
     except Exception as exc:  # noqa: BLE001 - a contender that cannot be captured is reported, not fatal
         return None, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
 
