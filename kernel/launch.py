@@ -195,7 +195,7 @@ def tuning_for(device: torch.device, cores: int | None = None) -> Tuning:
 
 @functools.lru_cache(maxsize=64)
 def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
-    """The tuning table; values from sweeps on an H200 (README, Benchmark)."""
+    """The tuning table; values from sweeps on an H200 (docs/bench.md)."""
     if kind == "interpreter":
         # small blocks and a 4-program cap, so the CPU suite runs every variant, loops included
         return Tuning(n, split_rows=2 * n, split_items=4 * n, max_programs=n, row_programs=n, row_block_bytes=4096,
@@ -207,7 +207,7 @@ def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
                       row_warps=4, split_block_bytes=8192, split_warps=4)
     # CUDA: a split gives up to 8 items per SM, one 16-byte load per thread per step, grid <= 8 programs per SM,
     # in one launch adding int32 partial counts into a zeroed output (exact and order-free; a second launch cost
-    # a decode step 20-40 µs of host time on an H200, README "What a step pays"). Whole rows: one
+    # a decode step 20-40 µs of host time on an H200, docs/bench.md "What a decode step pays"). Whole rows: one
     # program per row, 32 KB steps over 16 warps with a sum per step (the anchor's kernel at 2-4x its block and
     # warps: at 256-4096 rows on an H200 it beat the anchor in every dtype, and the per-lane accumulator in
     # bf16/fp16, tying it in fp32; docs/launch-sweep-h200.json)

@@ -31,7 +31,7 @@ def fresh_cache() -> Iterator[None]:
 @pytest.mark.usefixtures("cpu_only")
 def test_bf16_self_comparison_is_the_defect_found_here() -> None:
     """Measured (REFERENCE.md section 11): bf16 is compared as raw uint16 bits; fp32, fp16, an fp32 upcast and a
-    bit test are right. If this fails, the interpreter changed: update README "known interpreter defects"."""
+    bit test are right. If this fails, the interpreter changed: update docs/verdicts.md "Known interpreter defects"."""
     defects = preflight.interpreter_defects()
     assert Defect("bf16", "x != x", "is false for NaN, -NaN") in defects, defects
     assert Defect("bf16", "x == x", "is true for NaN, -NaN") in defects, defects
