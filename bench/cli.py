@@ -12,7 +12,7 @@ DEVICES = ("auto", "cpu", "cuda", "npu")
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0].strip("`"))
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0].replace("`", ""))
     parser.add_argument("--device", choices=DEVICES, default="auto",
                         help="auto: npu, then cuda, then cpu (the interpreter: smoke run, numbers mean nothing)")
     parser.add_argument("--kernel", default="kernel", metavar="MODULE",

@@ -58,8 +58,8 @@ def git_commit(file: str) -> str | None:
         return done.stdout.strip() if done.returncode == 0 else None
 
     commit = git("rev-parse", "HEAD")
-    if not commit:
-        return None
+    if not commit or git("ls-files", "--error-unmatch", str(Path(file).resolve())) is None:
+        return None  # not a checkout, or a file the checkout does not track (a kernel in a venv inside it)
     changed = git("status", "--porcelain", "--", str(Path(file).resolve().parent))
     return f"{commit} + local changes" if changed else commit
 

@@ -266,7 +266,8 @@ def judge(night: Night, runner: Runner, available: Callable[[], tuple[bool, str]
 
 
 def parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
-    parser = argparse.ArgumentParser(prog="python -m nightly", description=__doc__.splitlines()[0],
+    first_paragraph = " ".join(__doc__.split("\n\n")[0].split()).replace("`", "")
+    parser = argparse.ArgumentParser(prog="python -m nightly", description=first_paragraph,
                                      epilog="Arguments after -- go to pytest (e.g. -- -k fp16).")
     parser.add_argument("--device", choices=("npu", "cuda", "cpu"), help="backend (required except with --merge)")
     parser.add_argument("--workers", type=int, default=None,

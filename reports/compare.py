@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reports.results import ResultsError, load
-from reports.summary import short_message
+from reports.text import short_message
 
 BAD = ("failed", "error")
 GOOD = ("passed",)

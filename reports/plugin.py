@@ -253,9 +253,39 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     junit = _report_paths(config, config.option)["junit"]
     if end is not None and not end.finished and junit is not None and junit.is_file():
         placeholders.mark_junit_unfinished(junit, end.how)
+    if is_controller(config):
+        _print_verdict(config)
+
+
+SHOWN_DIAGNOSES = 5
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     path = json_path(config)
     if is_controller(config) and path is not None and path.is_file() and not config.option.collectonly:
         terminalreporter.write_sep("-", f"Generated results file: {path}")
+
+
+def _print_verdict(config: pytest.Config) -> None:
+    """The run ends, in the terminal too, with its verdict, the tally and the diagnosis (after pytest's own lines)."""
+    end = config.stash.get(RUN_END_KEY, None)
+    terminalreporter = config.pluginmanager.get_plugin("terminalreporter")
+    if end is None or COLLECTOR_KEY not in config.stash or terminalreporter is None:
+        return
+    from collections import Counter
+
+    from reports.diagnosis import diagnose
+
+    records = config.stash[COLLECTOR_KEY].results()
+    failing = any(r.failed for r in records)
+    word = f"INCOMPLETE ({end.how})" if not end.finished else ("FAIL" if failing else "PASS")
+    info = config.stash.get(RUN_INFO_KEY, None)
+    tally = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in Counter(r.verdict for r in records).most_common())
+    terminalreporter.write_sep("=", f"nan-harness: {word}", red=word != "PASS", green=word == "PASS", bold=True)
+    if info is not None:
+        terminalreporter.write_line(f"kernel {info.kernel_module} on {info.backend}: {len(records)} tests: {tally}")
+    found = diagnose(records, environment=info.environment if info else None)
+    for number, d in enumerate(found[:SHOWN_DIAGNOSES], 1):
+        terminalreporter.write_line(f"  {number}. [{d.category}] {d.name} ({len(d.cases)} test(s))")
+    if len(found) > SHOWN_DIAGNOSES:
+        terminalreporter.write_line(f"  ... {len(found) - SHOWN_DIAGNOSES} more in the HTML report and results.json")

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 
 from cases.family import ClassTable, Context, Family, Grid, Totals
+from reports.text import short_message
 from verdict.record import FAILING, NOT_RUN, CaseParams, TestRecord
 
 STYLE = """<style>
@@ -242,14 +243,6 @@ def planted_table(results: Sequence[TestRecord]) -> str:
     return (f"<h3>Planted bugs caught: {caught}/{len(scored)}</h3>"
             '<table id="nan-planted"><thead><tr><th>class</th><th>variant</th><th>verdict</th>'
             f"<th>first catching case</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
-
-
-def short_message(text: str, limit: int = 200) -> str:
-    """The most telling line of a failure message: the last 'E ' line, else the first non-empty one."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
-    line = errors[0] if errors else (lines[0] if lines else "")
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def why(r: TestRecord) -> str:

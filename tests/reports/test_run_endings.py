@@ -92,3 +92,11 @@ def test_results_json_mode_matches_other_reports(tmp_path: Path) -> None:
     assert run.returncode == 0, run.output
     assert oct(run.json_path.stat().st_mode & 0o777) == oct(0o644)
     assert os.access(run.html, os.R_OK)
+
+
+def test_the_terminal_ends_with_the_verdict_and_the_diagnosis(tmp_path: Path) -> None:
+    """A failing run's last lines are the verdict, the tally and the diagnosis, after pytest's own listing."""
+    run = run_pytest(tmp_path, [SUITE, "-k", "special-2x1024", "--kernel", "tests.planted.tail_dropped"])
+    tail = run.output.strip().splitlines()[-3:]
+    assert run.returncode == 1 and "nan-harness: FAIL" in tail[0], run.output[-2000:]
+    assert "6 tests: 6 wrong counts" in tail[1] and tail[2].startswith("  1. ["), tail
