@@ -21,7 +21,7 @@ from harness.kernel_setup import SetupError, SetupSpec, parse_specs, run_setups
 from verdict.record import (
     CHECK_PROPERTY, PARAMS_PROPERTY, CaseParams, Check,
 )
-from verdict.run import RUN_INFO_KEY, RunInfo
+from harness.run import RUN_INFO_KEY, RunInfo
 
 pytest_plugins = ["harness.isolation"]
 
@@ -29,6 +29,8 @@ BACKEND_KEY = pytest.StashKey[Backend]()
 TARGET_KEY = pytest.StashKey[KernelUnderTest]()  # workers only
 PROBE_KEY = pytest.StashKey[probe.Probe]()  # the controller only
 SPARE_KEY = pytest.StashKey[frozenset[int]]()  # child processes that were there before the run
+PATHS_KEY = pytest.StashKey[tuple[str, ...]]()  # --kernel-path folders this run put on sys.path
+INTERPRET_KEY = pytest.StashKey["str | None"]()  # TRITON_INTERPRET before backend.prepare()
 FAMILIES_KEY = pytest.StashKey[tuple[Family, ...]]()
 
 # markers of tests that are not case families (families bring their own)
@@ -102,6 +104,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         options.check(config)
         backend = backends.resolve(config.getoption("--device"))
+        config.stash[INTERPRET_KEY] = os.environ.get(backends.INTERPRET_VAR)
         backend.prepare()
         specs = parse_specs(config.getoption("--kernel-setup"))
     except (RuntimeError, SetupError, options.OptionError) as exc:
@@ -127,10 +130,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Processes the kernel started (and its dead workers left) end with the run."""
+    """Leave the process as configure found it: processes the kernel started (and its dead workers left) end with
+    the run, --kernel-path folders leave sys.path, TRITON_INTERPRET gets its value back."""
     spare = config.stash.get(SPARE_KEY, None)
     if spare is not None:
         children.kill_descendants(spare)
+    for path in config.stash.get(PATHS_KEY, ()):
+        if path in sys.path:
+            sys.path.remove(path)
+    if INTERPRET_KEY in config.stash:
+        before = config.stash[INTERPRET_KEY]
+        if before is None:
+            os.environ.pop(backends.INTERPRET_VAR, None)
+        else:
+            os.environ[backends.INTERPRET_VAR] = before
 
 
 def _kernel_paths(config: pytest.Config) -> list[str]:
@@ -151,6 +164,7 @@ def _load_in_worker(config: pytest.Config, backend: Backend, paths: list[str], s
         backends.pin_worker(backend, config.workerinput.get("workerid"))  # type: ignore[attr-defined]
     for path in reversed(paths):
         sys.path.insert(0, path)
+    config.stash[PATHS_KEY] = tuple(paths)
     try:
         run_setups(specs)
         config.stash[TARGET_KEY] = load(config.getoption("--kernel"))

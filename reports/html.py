@@ -14,7 +14,7 @@ from reports import summary
 from reports.collector import record_of_report
 from reports.plugin import COLLECTOR_KEY, is_controller
 from verdict.record import TestRecord
-from verdict.run import RUN_INFO_KEY, RunInfo
+from harness.run import RUN_INFO_KEY, RunInfo
 
 SHOWN_WRONG_ROWS = 200  # rows spelled out in a case's expanded section; results.json has them all
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -168,7 +168,7 @@ def bench_link(config: pytest.Config) -> str:
     if not bench_json.is_file():
         return ""
     try:
-        from bench.report import html_link_fragment
+        from reports.bench_json import html_link_fragment
     except ImportError:
         return ""
     return html_link_fragment(bench_json) or ""

@@ -21,13 +21,14 @@ from reports import placeholders, results
 from reports.collector import ResultCollector
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
-from verdict.run import RUN_INFO_KEY
+from harness.run import RUN_INFO_KEY
 
 DEFAULT_JSON = "reports/results.json"
 COLLECTOR_KEY = pytest.StashKey[ResultCollector]()
 STARTED_KEY = pytest.StashKey[str]()
 RUN_ID_KEY = pytest.StashKey[str]()
 RUN_END_KEY = pytest.StashKey["RunEnd"]()
+SIGTERM_KEY = pytest.StashKey[object]()  # the SIGTERM handler before this run, restored at unconfigure
 _INTERRUPTED: list[str] = []  # KeyboardInterrupts seen by this process (Ctrl-C, SIGTERM)
 EXIT_WORDS = {0: "passed", 1: "tests failed", 2: "interrupted", 3: "internal error", 4: "usage error",
               5: "no tests collected"}
@@ -97,7 +98,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     early_config.stash[RUN_ID_KEY] = run_id
     early_config.stash[STARTED_KEY] = _now()
     placeholders.write(_report_paths(early_config, namespace), early_config.stash[STARTED_KEY], run_id)
-    signal.signal(signal.SIGTERM, _terminate)
+    _handle_sigterm(early_config)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -115,7 +116,7 @@ def pytest_configure(config: pytest.Config) -> None:
                                       {"shard": shard} if shard else None)
         if problems:
             raise pytest.UsageError("cannot write the reports: " + "; ".join(problems))
-        signal.signal(signal.SIGTERM, _terminate)
+        _handle_sigterm(config)
     waivers = {}
     source = config.getoption("--nan-waivers")
     if source:
@@ -131,6 +132,12 @@ def pytest_configure(config: pytest.Config) -> None:
     collector = ResultCollector({k: w.as_dict() for k, w in waivers.items()}, float(timeout) if timeout else None)
     config.stash[COLLECTOR_KEY] = collector
     config.pluginmanager.register(collector, "nan-results")
+
+
+def _handle_sigterm(config: pytest.Config) -> None:
+    """SIGTERM ends the run like Ctrl-C from now on; the handler it replaces comes back at unconfigure."""
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    config.stash.setdefault(SIGTERM_KEY, previous)
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -255,6 +262,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         placeholders.mark_junit_unfinished(junit, end.how)
     if is_controller(config):
         _print_verdict(config)
+    previous = config.stash.get(SIGTERM_KEY, None)
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
 
 
 SHOWN_DIAGNOSES = 5

@@ -1,4 +1,4 @@
-"""reports.trend on synthetic nights: three nights, one regression, one fix, a kernel commit change, benchmarks."""
+"""nightly.trend on synthetic nights: three nights, one regression, one fix, a kernel commit change, benchmarks."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reports import trend
+from nightly import trend
 from reports.results import SCHEMA
 
 A = "tests/precision/test_families.py::test_case[fp32-prefix-1x128-nan0.5-wrapper]"

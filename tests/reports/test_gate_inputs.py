@@ -1,4 +1,4 @@
-"""A gate never reads a malformed results.json as a run: reports.compare, reports.merge, reports.trend and the
+"""A gate never reads a malformed results.json as a run: reports.compare, reports.merge, nightly.trend and the
 nightly's baseline search refuse it with the reason (exit 2, or the night shown or skipped as unusable), never a
 traceback and never "OK". Each file is a real run's results.json with one thing broken, as a careless script, a
 hand edit or an old writer leaves it."""
@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from nightly import nights
-from reports import merge, trend
+from nightly import nights, trend
+from reports import merge
 from tests.support.subrun import ROOT, SubRun, clean_env, run_pytest
 
 pytestmark = [pytest.mark.nan_reports, pytest.mark.usefixtures("cpu_subruns")]

@@ -1,4 +1,4 @@
-"""python -m reports.trend ROOT [--last N] [--out DIR]: how the last N nights went, on one page with a plot.
+"""python -m nightly.trend ROOT [--last N] [--out DIR]: how the last N nights went, on one page with a plot.
 
 Reads the night folders under ROOT (`YYYY-MM-DD[-HHMMSS]`, as `python -m nightly` writes them): verdict counts per
 night, the cases newly failing and newly fixed between consecutive nights, each night's kernel commit (environment
@@ -269,7 +269,7 @@ def _rel(folder: Path, out: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reports.trend", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m nightly.trend", description=__doc__.splitlines()[0])
     parser.add_argument("root", type=Path, help="the nightly's root (reports/nightly)")
     parser.add_argument("--last", type=int, default=DEFAULT_LAST, help=f"nights to show (default {DEFAULT_LAST})")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default ROOT/trend)")
