@@ -11,8 +11,6 @@ from bench.roofline import launch_floor, torch_read, triton_read
 from bench.shapes import Shape, build
 from bench.timers import TIMERS, eager_us, graph_us, host_us
 
-CONTENDERS = ("kernel", "anchor", "torch", "roofline")
-COUNTING = ("kernel", "anchor", "torch")
 
 
 class VerificationError(AssertionError):

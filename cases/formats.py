@@ -43,9 +43,6 @@ class FloatFormat:
         """Number of NaN patterns: both signs times every non-zero mantissa under an all-ones exponent."""
         return 2 * self.mantissa_mask
 
-    def is_nan_bits(self, bits: int) -> bool:
-        return (bits & self.abs_mask) > self.exponent_mask
-
 
 FP32 = FloatFormat("fp32", torch.float32, torch.int32, 32, 8, 23)
 BF16 = FloatFormat("bf16", torch.bfloat16, torch.int16, 16, 8, 7)

@@ -55,7 +55,3 @@ def expand(families: Sequence[Family], context: Context) -> list[FamilyCase]:
             seen[key] = family.name
             out.append(FamilyCase(family, case))
     return out
-
-
-def by_name(families: Sequence[Family]) -> dict[str, Family]:
-    return {f.name: f for f in families}

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from nightly import nights
+from verdict.record import FAILED_OUTCOMES
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = "tests/precision"
@@ -229,7 +230,7 @@ def judge(night: Night, runner: Runner, available: Callable[[], tuple[bool, str]
     for line in night.baseline.lines():
         print(f"nightly: {line}", flush=True)
     codes = []
-    failing = sum(1 for c in doc["cases"] if c.get("outcome") in ("failed", "error"))
+    failing = sum(1 for c in doc["cases"] if c.get("outcome") in FAILED_OUTCOMES)
     if night.baseline.folder is None:
         code = 1 if failing or doc.get("exitstatus") not in (0, None) else 0
         night.add(Step("verdicts", "failed" if code else "passed",

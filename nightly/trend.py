@@ -22,8 +22,9 @@ from typing import Any
 from nightly.nights import nights, read_nightly
 from reports.compare import why
 from reports.results import ResultsError, load, write_text_atomic
+from verdict.record import FAILED_OUTCOMES
 
-BAD = ("failed", "error")
+BAD = FAILED_OUTCOMES
 DEFAULT_LAST = 14
 VERDICT_COLOURS = {"pass": "#4caf50", "not_run": "#bdbdbd", "waived": "#7e9bd8", "refused": "#ff9800",
                    "wrong_counts": "#e53935", "side_effect": "#8e24aa", "call_site": "#6d4c41", "error": "#fb8c00",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from verdict.record import (
-    CALL_SITE, CALL_SITE_PROPERTY, CAPTURABLE_PROPERTY, CHECK_PROPERTY, CRASH, DEVICE_FAULT, ERROR, FAILING, NOT_RUN, PARAMS_PROPERTY, PASS,
+    CALL_SITE, CALL_SITE_PROPERTY, CAPTURABLE_PROPERTY, CHECK_PROPERTY, CRASH, DEVICE_FAULT, ERROR, FAILED_OUTCOMES, FAILING, NOT_RUN, PARAMS_PROPERTY, PASS,
     PLANTED_PROPERTY, TIMEOUT, WAIVED, CaseParams, Check, TestRecord, worst,
 )
 
@@ -84,7 +84,7 @@ class _Builder:
             self.call_sites = sites
         if when == "???":  # xdist: the worker died while running this item
             self.crashed = True
-            if self.outcome in ("failed", "error") and self.message:
+            if self.outcome in FAILED_OUTCOMES and self.message:
                 return  # the item already failed with its root cause (a device fault, then the worker's exit)
         word = outcome_word(when, outcome, wasxfail)
         if word is not None and _RANK[word] >= _RANK.get(self.outcome, 0):
@@ -133,8 +133,6 @@ class ResultCollector:
         self._timeout = timeout
         self._waivers = waivers or {}
         self.collected = 0
-        self.finished = False
-        self.interrupted = ""
         self.capturable: dict[str, Any] | None = None  # what the graph-capture test found, when it ran
 
     def _item(self, nodeid: str) -> _Builder:

@@ -15,8 +15,9 @@ from typing import Any
 
 from reports.results import ResultsError, load
 from reports.text import short_message
+from verdict.record import FAILED_OUTCOMES
 
-BAD = ("failed", "error")
+BAD = FAILED_OUTCOMES
 GOOD = ("passed",)
 
 

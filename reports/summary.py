@@ -11,7 +11,7 @@ from html import escape
 
 from cases.family import ClassTable, Context, Family, Grid, Totals
 from reports.text import short_message
-from verdict.record import FAILING, NOT_RUN, CaseParams, TestRecord
+from verdict.record import FAILED_OUTCOMES, FAILING, NOT_RUN, CaseParams, TestRecord
 
 STYLE = """<style>
 .nan-summary{color:#111}
@@ -35,7 +35,7 @@ def cell_state(outcomes: Sequence[str]) -> str:
     """One word for a case over its paths: fail, mixed (one path fails, another passes), pass, waived, skip."""
     if not outcomes:
         return "absent"
-    failed = [o for o in outcomes if o in ("failed", "error")]
+    failed = [o for o in outcomes if o in FAILED_OUTCOMES]
     if failed:
         return "mixed" if len(failed) < len(outcomes) and "passed" in outcomes else "fail"
     if "xfailed" in outcomes:
@@ -149,7 +149,7 @@ def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRe
         checked = bool(r.checks) and all(c.got_total is not None and not c.problems for c in r.checks)
         covered = [p.detail] if p.detail in grouping.classes else grouping.classes  # a one-class case covers it
         for cls in covered:
-            if r.outcome in ("failed", "error") and checked:
+            if r.outcome in FAILED_OUTCOMES and checked:
                 outcome = "failed" if cls in wrong else "passed"
             else:
                 outcome = r.outcome  # no per-row answer (an exception, a side effect): the whole case's outcome

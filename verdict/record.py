@@ -31,6 +31,7 @@ CRASH = "crash"  # the process died (segfault, abort): xdist's worker crash
 VERDICTS: tuple[str, ...] = (PASS, NOT_RUN, WAIVED, REFUSED, WRONG_COUNTS, SIDE_EFFECT, CALL_SITE, ERROR, TIMEOUT,
                              DEVICE_FAULT, CRASH)
 FAILING: frozenset[str] = frozenset(VERDICTS[VERDICTS.index(REFUSED):])
+FAILED_OUTCOMES: tuple[str, ...] = ("failed", "error")  # pytest's words for a test that did not pass
 
 
 def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -176,7 +177,7 @@ class TestRecord:
 
     @property
     def failed(self) -> bool:
-        return self.outcome in ("failed", "error")
+        return self.outcome in FAILED_OUTCOMES
 
     @property
     def expected_total(self) -> int | None:
