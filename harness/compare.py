@@ -72,8 +72,8 @@ def compare_counts(
     expected_total = sum(want)
     problems: list[str] = list(side_effects)
 
-    def done(got_total: int | None, wrong: Sequence[WrongRow] = (), counts_right: bool = False) -> Check:
-        bad_counts = (wrong or got_total is None or got_total != expected_total) and not counts_right
+    def done(got_total: int | None, wrong: Sequence[WrongRow] = ()) -> Check:
+        bad_counts = bool(wrong) or got_total != expected_total  # a total that differs is wrong, whatever the shape
         verdict = WRONG_COUNTS if bad_counts else (SIDE_EFFECT if problems else PASS)
         return Check(params, path, verdict, expected_total, got_total, tuple(problems), tuple(wrong), card,
                      input_desc)
@@ -113,8 +113,7 @@ def compare_counts(
                 wrong.append(WrongRow(row, w, g, label))
     elif not problems:
         problems.append(f"{len(values)} counts for {len(want)} rows")
-    right = len(values) == len(want) and not wrong
-    return done(sum(values), wrong, counts_right=right)
+    return done(sum(values), wrong)
 
 
 def message(check: Check) -> str:

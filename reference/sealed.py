@@ -22,16 +22,15 @@ _TO = _BASE.to
 _NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
 _TENSOR = torch.tensor
 _INT32 = torch.int32
-_INT64 = torch.int64
 _INT_VIEW = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
-# float formats by element size: (|bits| mask, exponent mask); |bits| above the exponent mask is a NaN
+# per float dtype: (|bits| mask, exponent mask); |bits| above the exponent mask is a NaN (cases.formats derives the
+# same masks for building cases; the reference keeps its own so that it imports nothing of ours)
 _FLOAT_MASKS = {
     torch.float16: (0x7FFF, 0x7C00),
     torch.bfloat16: (0x7FFF, 0x7F80),
     torch.float32: (0x7FFFFFFF, 0x7F800000),
     torch.float64: (0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000),
 }
-_IS_FLOAT = _BASE.is_floating_point
 _ELEMENT_SIZE = _BASE.element_size
 _RESHAPE = _BASE.reshape
 _DTYPE = _BASE.dtype.__get__  # type: ignore[attr-defined]
@@ -40,10 +39,12 @@ _DEVICE = _BASE.device.__get__  # type: ignore[attr-defined]
 
 
 def dtype_of(x: torch.Tensor) -> torch.dtype:
+    """x.dtype through the C-level descriptor (a subclass or a patched class cannot answer for it)."""
     return _DTYPE(x)
 
 
 def shape_of(x: torch.Tensor) -> tuple[int, ...]:
+    """x.shape through the C-level descriptor, as a tuple of ints."""
     return tuple(int(n) for n in _SHAPE(x))
 
 
@@ -94,11 +95,7 @@ def int_list(x: torch.Tensor) -> list[int]:
     return [int(v) for v in host_array(x).reshape(-1).tolist()]
 
 
-def is_floating(x: torch.Tensor) -> bool:
-    with _NO_TORCH_FUNCTION():
-        return bool(_IS_FLOAT(x))
-
-
 def device_type(x: torch.Tensor) -> str:
+    """The device type a tensor says it lives on, read without any torch-function override."""
     with _NO_TORCH_FUNCTION():
         return str(_DEVICE(x).type)

@@ -94,7 +94,6 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     if os.environ.get("PYTEST_XDIST_WORKER") or namespace.help or namespace.version or namespace.collectonly:
         return
     run_id = getattr(namespace, "nan_run_id", None) or uuid.uuid4().hex
-    setattr(namespace, "nan_run_id", run_id)
     early_config.stash[RUN_ID_KEY] = run_id
     early_config.stash[STARTED_KEY] = _now()
     placeholders.write(_report_paths(early_config, namespace), early_config.stash[STARTED_KEY], run_id)
