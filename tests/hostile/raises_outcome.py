@@ -4,6 +4,7 @@ import os
 import unittest
 
 import pytest
+import torch
 
 from tests.designs.independent import _num_nans_kernel, get_num_nans as _count  # noqa: F401
 
@@ -18,6 +19,6 @@ RAISERS = {
 
 
 def get_num_nans(logits):
-    if logits.dtype == __import__("torch").bfloat16:
+    if logits.dtype == torch.bfloat16:
         raise RAISERS[os.environ.get("NAN_HOSTILE", "skip")]()
     return _count(logits)
