@@ -16,7 +16,7 @@ pytestmark = pytest.mark.nan_harness
 
 ROOT = Path(__file__).resolve().parents[2]
 LAYERS: dict[str, int] = {"kernel": 0, "reference": 0, "verdict": 0, "cases": 1, "harness": 2, "reports": 3,
-                          "bench": 4, "nightly": 4, "setups": 4}
+                          "bench": 4, "nightly": 4, "setups": 4, "mutate": 4}
 
 
 def _modules() -> dict[str, Path]:

@@ -1,0 +1,200 @@
+"""Is a survivor equivalent? The original and the mutant side by side on random inputs the suite did not hold.
+
+Run as a child (`python -m mutate.equivalence ...`, JSON on the last stdout line), never in the deciding process:
+it imports and runs both modules. Each trial draws a shape (vocab on and around block multiples, or anything up to
+20,000), one of the three dtypes, padded rows, a storage offset, a NaN fraction and kind (every IEEE NaN class of
+cases.ieee, both signs, random payloads) over a background of normals or specials, with NaN patterns everywhere
+outside the view; both paths (get_num_nans, and _num_nans_kernel[(R,)] with BLOCK_SIZE 8192 when both have it).
+Different counts, dtype, raised exception or a modified input on any trial: a real blind spot, and that input
+is reported. None in N trials: "plausibly equivalent (no differing input in N trials)". Under the interpreter a
+line tracer also says whether the mutated lines ran at all (not reached: the change is in code this backend
+never executes, e.g. a CUDA-only branch).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import os
+import random
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import FrameType, ModuleType
+from typing import Any
+
+BLOCKS = (16, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
+MAX_ELEMENTS = 120_000  # per trial: the interpreter runs about 3 M elements/s
+
+
+def seed_for(base: int, mutant_id: str) -> int:
+    """The trials' seed for one mutant: printed and stored, so a differing input can be drawn again."""
+    return (base * 1_000_003 + int(mutant_id[:8], 16)) % 2**31
+
+
+def draw(rng: random.Random, device: str) -> tuple[Any, Any, str]:
+    """One random input (a strided view into a NaN-filled buffer), that buffer, and its description."""
+    import torch
+
+    from cases.formats import FP16, FP32, BF16, from_bits
+    from cases.ieee import IEEE_CLASSES
+    from cases.random_bits import random_nan_bits
+
+    fmt = rng.choice((FP32, BF16, FP16))
+    rows = rng.choice((1, 1, 2, 3, 4, 5, 7, 8, 9, 16, 33))
+    if rng.random() < 0.7:
+        vocab = max(1, rng.choice(BLOCKS) * rng.choice((1, 1, 2, 3)) + rng.choice((-1, 0, 0, 1, 2)))
+    else:
+        vocab = rng.randint(1, 20_000)
+    rows = max(1, min(rows, MAX_ELEMENTS // vocab))
+    stride = vocab + (rng.choice((1, 3, 16, 64, 4096)) if rng.random() < 0.4 else 0)
+    offset = rng.choice((1, 3, 8, 17)) if rng.random() < 0.3 else 0
+    tail = rng.choice((0, 0, 5))
+    frac = rng.choice((0.0, 0.001, 0.01, 0.1, 0.5, 0.9, 1.0))
+    kind = rng.choice(("random", "classes", "negative"))
+    background = rng.choice(("normal", "specials"))
+    gen = torch.Generator().manual_seed(rng.randrange(2**31))
+    total = offset + (rows - 1) * stride + vocab + tail
+    storage = random_nan_bits(total, fmt, gen)  # everything outside the view is NaN
+    if background == "normal":
+        values = torch.randn(rows, vocab, generator=gen).to(fmt.dtype).view(fmt.int_dtype).to(torch.int64)
+        values &= (1 << fmt.width) - 1
+    else:
+        specials = torch.tensor([c.bits(fmt, s) for c in IEEE_CLASSES if not c.is_nan for s in (False, True)])
+        values = specials[torch.randint(0, len(specials), (rows, vocab), generator=gen)]
+    nan_mask = torch.rand(rows, vocab, generator=gen) < frac
+    n = int(nan_mask.sum())
+    if kind == "classes":
+        pats = torch.tensor([c.bits(fmt, s) for c in IEEE_CLASSES if c.is_nan for s in (False, True)])
+        nans = pats[torch.randint(0, len(pats), (n,), generator=gen)]
+    else:
+        nans = random_nan_bits(n, fmt, gen) | (fmt.sign_bit if kind == "negative" else 0)
+    values[nan_mask] = nans
+    for r in range(rows):
+        start = offset + r * stride
+        storage[start: start + vocab] = values[r]
+    base = from_bits(storage, fmt).to(device)
+    x = base.as_strided((rows, vocab), (stride, 1), offset)
+    desc = (f"{fmt.name} {rows}x{vocab} stride {stride} offset {offset} tail {tail}, NaN fraction {frac} ({kind}), "
+            f"{background} background")
+    return x, base, desc
+
+
+def _outcome(call: Callable[[], Any]) -> dict[str, Any]:
+    """What one call gave, as plain data: counts and dtype, or the exception's class."""
+    try:
+        out = call()
+        import torch
+
+        if isinstance(out, torch.Tensor):
+            return {"counts": [int(v) for v in out.detach().cpu().tolist()], "dtype": str(out.dtype)}
+        return {"value": repr(out)[:200]}
+    except Exception as exc:  # noqa: BLE001 - what a kernel raises is part of its behaviour
+        return {"raised": type(exc).__name__}
+
+
+def _paths(module: ModuleType, x: Any) -> dict[str, Callable[[], Any]]:
+    """The suite's two paths on one input: the wrapper, and the anchor kernel at BLOCK_SIZE 8192."""
+    import torch
+
+    paths: dict[str, Callable[[], Any]] = {"wrapper": lambda: module.get_num_nans(x)}
+    kernel = getattr(module, "_num_nans_kernel", None)
+    if kernel is not None:
+        def direct() -> Any:
+            out = torch.full((x.shape[0],), -7, dtype=torch.int32, device=x.device)
+            kernel[(x.shape[0],)](x, x.stride(0), out, x.shape[1], BLOCK_SIZE=8192)
+            return out
+        paths["direct"] = direct
+    return paths
+
+
+class LineTracer:
+    """Records which lines of one file run (the interpreter executes a @triton.jit body as Python there)."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename, self.lines = filename, set()
+
+    def __call__(self, frame: FrameType, event: str, arg: object) -> Any:
+        if frame.f_code.co_filename != self.filename:
+            return None
+        self.lines.add(frame.f_lineno)
+        return self._local
+
+    def _local(self, frame: FrameType, event: str, arg: object) -> Any:
+        if event == "line":
+            self.lines.add(frame.f_lineno)
+        return self._local
+
+
+def load_file(name: str, path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def compare(original: ModuleType, mutant: ModuleType, mutant_file: Path, changed: Sequence[int], trials: int,
+            seed: int, device: str) -> dict[str, Any]:
+    """Up to `trials` inputs; stops at the first one on which the two differ."""
+    import torch
+
+    from cases.formats import to_bits
+
+    rng = random.Random(seed)
+    tracer = LineTracer(str(mutant_file)) if device == "cpu" else None
+    for trial in range(trials):
+        x, base, desc = draw(rng, device)
+        before = to_bits(base)
+        for path, call in _paths(original, x).items():
+            want = _outcome(call)
+            mutant_call = _paths(mutant, x).get(path)
+            if mutant_call is None:
+                continue
+            if tracer is not None:
+                sys.settrace(tracer)
+            try:
+                got = _outcome(mutant_call)
+            finally:
+                sys.settrace(None)
+            changed_input = not torch.equal(before, to_bits(base))  # the view or anything around it
+            if got != want or changed_input:
+                return {"differs": True, "trial": trial, "trials": trial + 1, "seed": seed, "input": desc,
+                        "path": path, "original": want, "mutant": got, "input_modified": changed_input,
+                        "reached": _reached(tracer, changed)}
+    return {"differs": False, "trials": trials, "seed": seed, "reached": _reached(tracer, changed)}
+
+
+def _reached(tracer: LineTracer | None, changed: Sequence[int]) -> bool | None:
+    if tracer is None or not changed:
+        return None
+    return any(line in tracer.lines for line in changed)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mutate.equivalence")
+    parser.add_argument("--original", required=True, help="dotted module of the original")
+    parser.add_argument("--mutant-file", type=Path, required=True)
+    parser.add_argument("--changed", default="", help="comma-separated changed lines of the mutant file")
+    parser.add_argument("--kernel-path", action="append", default=[], type=Path)
+    parser.add_argument("--trials", type=int, default=100)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--device", default="cpu")
+    args = parser.parse_args(argv)
+    if args.device == "cpu":
+        os.environ["TRITON_INTERPRET"] = "1"
+    for folder in reversed(args.kernel_path):
+        sys.path.insert(0, str(folder))
+    original = importlib.import_module(args.original)
+    mutant = load_file(args.mutant_file.stem, args.mutant_file.resolve())
+    changed = [int(n) for n in args.changed.split(",") if n]
+    device = "cpu" if args.device == "cpu" else args.device
+    result = compare(original, mutant, args.mutant_file.resolve(), changed, args.trials, args.seed, device)
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

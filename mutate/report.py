@@ -1,0 +1,150 @@
+"""The mutation run's results: mutation.json (score, counts, every mutant) and mutation.html, score first.
+
+Score = killed / (killed + survived): mutants that do not build (not viable), did not finish (timeout) or never ran
+within the budget (not run) are counted and listed, never scored. Survivors come first: they are the suite's blind
+spots for this kernel, each with its diff, operator and equivalence judgement.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from mutate.classify import KILLED, NOT_RUN, NOT_VIABLE, STATUSES, SURVIVED, TIMED_OUT
+from mutate.operators import OPERATORS
+
+SCHEMA = "mutate-results/1"
+
+
+def score(counts: dict[str, int]) -> float | None:
+    """killed / (killed + survived); None when nothing was judged."""
+    judged = counts.get(KILLED, 0) + counts.get(SURVIVED, 0)
+    return counts.get(KILLED, 0) / judged if judged else None
+
+
+def judgement(equivalence: dict[str, Any] | None) -> str:
+    """A survivor's honest equivalence verdict, in words."""
+    if not equivalence:
+        return "not judged (no equivalence trials)"
+    if "error" in equivalence:
+        return f"not judged ({equivalence['error']})"
+    if equivalence.get("differs"):
+        return (f"real blind spot: differs on {equivalence['input']} ({equivalence['path']} path): original "
+                f"{_short(equivalence['original'])}, mutant {_short(equivalence['mutant'])}"
+                + (", input modified" if equivalence.get("input_modified") else "")
+                + f" (seed {equivalence['seed']}, trial {equivalence['trial']})")
+    n, seed = equivalence.get("trials"), equivalence.get("seed")
+    if equivalence.get("reached") is False:
+        return (f"not reached on this backend: the mutated lines never ran in {n} trials (seed {seed}); judge it on "
+                "a device that executes that code")
+    return f"plausibly equivalent (no differing input in {n} trials, seed {seed})"
+
+
+def _short(outcome: dict[str, Any]) -> str:
+    if "counts" in outcome:
+        counts = outcome["counts"]
+        shown = ", ".join(map(str, counts[:6])) + (", ..." if len(counts) > 6 else "")
+        return f"[{shown}] {outcome.get('dtype', '')}".strip()
+    return outcome.get("raised", outcome.get("value", "?"))
+
+
+def document(entries: Sequence[dict[str, Any]], meta: dict[str, Any]) -> dict[str, Any]:
+    """The results document: survivors first, then killed, timeouts, not run, not viable; ids within a status."""
+    counts = {s: 0 for s in STATUSES}
+    for e in entries:
+        counts[e["status"]] = counts.get(e["status"], 0) + 1
+    ordered = sorted(entries, key=lambda e: (STATUSES.index(e["status"]), e["location_key"], e["id"]))
+    value = score(counts)
+    return {"schema": SCHEMA, **meta, "score": None if value is None else round(value, 4), "counts": counts,
+            "killed_by_crash": sum(1 for e in entries if e["status"] == KILLED and e.get("crash")),
+            "mutants": [{k: v for k, v in e.items() if k != "location_key"} for e in ordered]}
+
+
+def write_json(doc: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+STYLE = """<style>
+body{font-family:sans-serif;color:#111;margin:16px}
+table{border-collapse:collapse;margin:6px 0 14px}
+th,td{border:1px solid #888;padding:2px 6px;font-size:12px;text-align:left;vertical-align:top}
+.headline{font-size:18px;font-weight:bold}
+.good{color:#0a6b0a}.bad{color:#b00000}.warn{color:#8a5a00}
+td.survived{background:#e65c5c;color:#fff;font-weight:bold}td.killed{background:#9be39b}
+td.timeout,td.not_run{background:#f0b400}td.not_viable{background:#cfcfcf}
+pre{margin:2px 0;font-size:11px;background:#f6f6f6;padding:4px}
+</style>"""
+
+
+def _banner(doc: dict[str, Any]) -> str:
+    c, value = doc["counts"], doc["score"]
+    judged = c.get(KILLED, 0) + c.get(SURVIVED, 0)
+    if value is None:
+        verdict, css = "NO SCORE (nothing judged)", "warn"
+    else:
+        verdict, css = f"MUTATION SCORE {value:.0%}", "good" if c.get(SURVIVED, 0) == 0 else "bad"
+    unfinished = c.get(TIMED_OUT, 0) + c.get(NOT_RUN, 0)
+    note = (f' <span class="warn">INCOMPLETE: {unfinished} mutant(s) not judged (timeout or budget)</span>'
+            if unfinished else "")
+    tally = ", ".join(f"{c.get(s, 0)} {s.replace('_', ' ')}" for s in STATUSES)
+    return (f'<p class="headline" id="mut-verdict"><span class="{css}">{escape(verdict)}</span>: kernel '
+            f"<code>{escape(doc['kernel'])}</code> on {escape(doc['device'])}{note}</p>"
+            f'<p id="mut-tally">{len(doc["mutants"])} mutants: {escape(tally)} '
+            f"({c.get(KILLED, 0)} killed of {judged} judged; {doc['killed_by_crash']} killed by a crash); "
+            f"{len(doc.get('not_compiling', []))} did not compile, {doc.get('duplicates', 0)} duplicates dropped; "
+            f"{doc['seconds']:.0f} s wall, budget {doc['budget_s']} s, {doc['jobs']} job(s)</p>")
+
+
+def _row(m: dict[str, Any], diff: bool) -> str:
+    killer = m.get("killer") or {}
+    by = (f"{escape(killer.get('family') or '-')}: <code>{escape(killer.get('nodeid', ''))}</code> "
+          f"({escape(killer.get('verdict', ''))}{', crash' if killer.get('crash') else ''})") if killer else ""
+    detail = escape(m.get("judgement") or by or m.get("why", ""))
+    return (f'<tr><td><code>{m["id"]}</code></td><td class="{m["status"]}">{m["status"].replace("_", " ")}</td>'
+            f"<td>{escape(m['operator'])}</td><td>{escape(m['location'])}</td><td>{escape(m['change'])}</td>"
+            f"<td>{detail if not by else by}</td><td>{m['seconds']:.0f}</td></tr>"
+            + (f'<tr><td colspan="7"><pre>{escape(m["diff"])}</pre></td></tr>' if diff else ""))
+
+
+def html(doc: dict[str, Any]) -> str:
+    """The page: banner, survivors with diffs and judgements, then everything else, then the operator table."""
+    head = "<tr><th>id</th><th>status</th><th>operator</th><th>where</th><th>change</th><th>judgement / killed by / why</th><th>s</th></tr>"
+    survivors = [m for m in doc["mutants"] if m["status"] == SURVIVED]
+    rest = [m for m in doc["mutants"] if m["status"] != SURVIVED]
+    per_op: dict[str, dict[str, int]] = {}
+    for m in doc["mutants"]:
+        per_op.setdefault(m["operator"], {}).setdefault(m["status"], 0)
+        per_op[m["operator"]][m["status"]] += 1
+    ops = "".join(f"<tr><td>{op.name}</td><td>{escape(op.reason)}</td>"
+                  + "".join(f"<td>{per_op.get(op.name, {}).get(s, 0)}</td>" for s in STATUSES) + "</tr>"
+                  for op in OPERATORS)
+    baseline = doc.get("baseline") or {}
+    excluded = "".join(f"<li><code>{escape(n)}</code></li>" for n in baseline.get("failed", []))
+    nc = "".join(f"<li><code>{escape(n['id'])}</code> {escape(n['operator'])} {escape(n['location'])}: "
+                 f"{escape(n['error'])}</li>" for n in doc.get("not_compiling", []))
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>mutation score: {escape(doc['kernel'])}"
+            f"</title>{STYLE}</head><body>{_banner(doc)}"
+            f"<p>Suite: {escape(' then '.join(s['name'] + ' (' + ' '.join(s['args']) + ')' for s in doc['suite']))}; "
+            f"source <code>{escape(doc['file'])}</code>; baseline: {escape(baseline.get('status', ''))}</p>"
+            + (f"<p>Tests the original already fails (deselected for every mutant):</p><ul>{excluded}</ul>"
+               if excluded else "")
+            + f"<h3 id='mut-survivors'>Survivors: the suite's blind spots ({len(survivors)})</h3>"
+            + (f"<table>{head}{''.join(_row(m, True) for m in survivors)}</table>" if survivors else "<p>none</p>")
+            + f"<h3>Every other mutant ({len(rest)})</h3><table>{head}{''.join(_row(m, False) for m in rest)}</table>"
+            + "<h3>Operators</h3><table><tr><th>operator</th><th>mistake it models</th>"
+            + "".join(f"<th>{s.replace('_', ' ')}</th>" for s in STATUSES) + f"</tr>{ops}</table>"
+            + (f"<h3>Mutants that did not compile ({len(doc['not_compiling'])})</h3><ul>{nc}</ul>" if nc else "")
+            + "</body></html>\n")
+
+
+def write_html(doc: dict[str, Any], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(html(doc), encoding="utf-8")
+
+
+__all__ = ["KILLED", "NOT_RUN", "NOT_VIABLE", "SURVIVED", "TIMED_OUT", "document", "html", "judgement", "score"]

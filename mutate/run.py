@@ -1,0 +1,210 @@
+"""Running the suite on mutants: one pytest per mutant and stage, in parallel, within one time budget.
+
+Each worker slot runs one mutant at a time; on an accelerator slot k sees only card k mod cards, through the
+backend's card-visibility variable (harness.backends), as the suite pins its own workers. A run is stopped at the
+per-mutant limit (status timeout) or at the budget's end (not run): neither is ever a kill or a survival.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mutate import classify
+from mutate.classify import StageResult
+from mutate.suite import ROOT, Stage, pytest_argv
+from verdict.record import FAILED_OUTCOMES
+
+_DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST")  # an outer pytest's variables must not reach a sub-run
+
+
+@dataclass(frozen=True)
+class Target:
+    """What to put under test: a module name and the folders to import it from (a mutant's own folder first)."""
+
+    kernel: str
+    paths: tuple[Path, ...] = ()
+    label: str = ""  # a mutant id, or "original"
+
+
+@dataclass
+class Outcome:
+    """What the stages of one target said, and how long they took."""
+
+    target: Target
+    stages: list[StageResult] = field(default_factory=list)
+    stage_names: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    card: int | None = None
+    failed_ids: list[str] = field(default_factory=list)  # every failing test (baseline runs without -x)
+
+    @property
+    def status(self) -> StageResult:
+        return classify.final_status(self.stages)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How runs are made: device, slots, pinning, limits, and what every run deselects."""
+
+    device: str
+    out: Path
+    jobs: int = 1
+    cards: int = 0  # accelerator cards to spread slots over (0: no pinning)
+    visibility_var: str | None = None
+    per_run_s: float = 900.0
+    deselect: tuple[str, ...] = ()
+    extra: tuple[str, ...] = ()
+
+
+def run_env(device: str, card: int | None, visibility_var: str | None) -> dict[str, str]:
+    """A clean environment for one sub-run: no outer pytest variables; pinned to one card; compiled kernels on an
+    accelerator (no interpreter variable left over)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if device != "cpu":
+        env.pop("TRITON_INTERPRET", None)
+    if card is not None and visibility_var:
+        env[visibility_var] = str(card)
+    return env
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End a run we started and everything under it (its own process group, by id)."""
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+    except (ProcessLookupError, subprocess.TimeoutExpired):
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+_LIVE: set[subprocess.Popen[bytes]] = set()  # runs in flight, ended by stop_all when this tool is interrupted
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_all() -> None:
+    """End every run this process started and has not reaped (each by its own process group)."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for proc in live:
+        _stop(proc)
+
+
+def run_stage(argv: list[str], folder: Path, env: dict[str, str], limit_s: float) -> tuple[int | None, bool]:
+    """Run one stage's pytest with output into folder/output.txt; (exit status, stopped at the limit)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "command.txt").write_text(" ".join(argv) + "\n", encoding="utf-8")
+    with open(folder / "output.txt", "wb") as log:
+        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        with _LIVE_LOCK:
+            _LIVE.add(proc)
+        try:
+            code = proc.wait(timeout=max(1.0, limit_s))
+        except subprocess.TimeoutExpired:
+            _stop(proc)
+            return None, True
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(proc)
+    (folder / "returncode").write_text(str(code), encoding="utf-8")
+    return code, False
+
+
+class Runner:
+    """Runs targets through the stages with a shared deadline; slots pin cards."""
+
+    def __init__(self, settings: Settings, stages: Sequence[Stage], deadline: float,
+                 stage_runner: Callable[[list[str], Path, dict[str, str], float], tuple[int | None, bool]] = run_stage):
+        self.settings, self.stages, self.deadline, self.stage_runner = settings, tuple(stages), deadline, stage_runner
+        self.slots: queue.Queue[int] = queue.Queue()
+        for k in range(max(1, settings.jobs)):
+            self.slots.put(k)
+        self.lock = threading.Lock()
+
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+    def run(self, target: Target, folder: Path, *, first_failure: bool = True) -> Outcome:
+        """Every stage in order until one does not pass (with first_failure, each stops at its first failure)."""
+        slot = self.slots.get()
+        s = self.settings
+        card = slot % s.cards if s.cards else None
+        outcome = Outcome(target, card=card)
+        start = time.monotonic()
+        try:
+            for stage in self.stages:
+                if self.left() <= 5:
+                    outcome.stages.append(StageResult(classify.NOT_RUN, why="the budget ran out before this stage"))
+                    outcome.stage_names.append(stage.name)
+                    break
+                run_id = uuid.uuid4().hex
+                sub = folder / stage.name
+                argv = pytest_argv(stage, kernel=target.kernel, kernel_paths=target.paths, device=s.device,
+                                   folder=sub, first_failure=first_failure, run_id=run_id, deselect=s.deselect,
+                                   extra=s.extra)
+                limit = min(s.per_run_s, self.left())
+                code, stopped = self.stage_runner(argv, sub, run_env(s.device, card, s.visibility_var), limit)
+                budget_stop = stopped and limit < s.per_run_s
+                result = classify.classify_stage(sub, run_id, code, timed_out=stopped and not budget_stop,
+                                                 first_failure=first_failure)
+                if budget_stop:
+                    result = StageResult(classify.NOT_RUN, why="the budget ran out during its run")
+                outcome.stages.append(result)
+                outcome.stage_names.append(stage.name)
+                if not first_failure:
+                    outcome.failed_ids += failing_ids(sub, run_id)
+                if result.outcome != classify.STAGE_PASSED and first_failure:
+                    break
+        finally:
+            outcome.seconds = time.monotonic() - start
+            self.slots.put(slot)
+        return outcome
+
+    def run_many(self, targets: Sequence[tuple[Target, Path]],
+                 done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+        """Targets in parallel, one per slot, in the order given; those the budget leaves out are not run."""
+        def one(item: tuple[Target, Path]) -> Outcome:
+            target, folder = item
+            if self.left() <= 5:
+                result = Outcome(target, [StageResult(classify.NOT_RUN, why="not started within the budget")],
+                                 ["-"])
+            else:
+                result = self.run(target, folder)
+            if done is not None:
+                with self.lock:
+                    done(result)
+            return result
+
+        pool = ThreadPoolExecutor(max_workers=max(1, self.settings.jobs))
+        try:
+            futures = [pool.submit(one, t) for t in targets]
+            return [f.result() for f in futures]
+        except BaseException:  # Ctrl-C, SIGTERM: nothing new starts, the runs in flight end
+            self.deadline = 0.0
+            stop_all()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def failing_ids(folder: Path, run_id: str) -> list[str]:
+    """Node ids of every failing test of a finished run (the original's own failures are not the mutants')."""
+    doc, _ = classify.read_results(folder, run_id)
+    if doc is None:
+        return []
+    return [c["nodeid"] for c in doc.get("cases", []) if c.get("outcome") in FAILED_OUTCOMES]

@@ -1,0 +1,64 @@
+"""What the suite runs on each mutant: stages, fast first, each a pytest selection over tests/precision.
+
+A mutant runs stage after stage and stops at its first failure (-x): the fast stage (matrix, specials, IEEE,
+layouts: the markers of cases/families) kills most mutants in seconds; the rest of the suite runs only for those
+it leaves alive, contract tests first (cheap, and they judge the wrapper's guards), sweeps and generated cases last.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SUITE = "tests/precision"
+FAST_MARKERS = "nan_matrix or nan_special or nan_ieee or nan_layout"
+# files of the rest, cheapest and most wrapper-judging first; any other file of the suite follows in name order
+REST_ORDER = ("test_wrapper_contract.py", "test_aliasing.py", "test_aggregate.py", "test_families.py",
+              "test_generated_property.py", "test_sweeps.py", "test_execution_semantics.py")
+TIMEOUT_ARGS = ("--timeout=900", "--timeout-method=thread")
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pytest selection: a name for reports and the arguments that select it."""
+
+    name: str
+    args: tuple[str, ...]
+
+
+def suite_files(root: Path = ROOT) -> list[str]:
+    """The suite's test files, in REST_ORDER first, then the others by name."""
+    files = sorted(p.name for p in (root / SUITE).glob("test_*.py"))
+    ordered = [f for f in REST_ORDER if f in files] + [f for f in files if f not in REST_ORDER]
+    return [f"{SUITE}/{f}" for f in ordered]
+
+
+def full_suite(root: Path = ROOT) -> tuple[Stage, ...]:
+    """The whole suite in two stages: the fast families, then everything else for the survivors."""
+    return (Stage("fast", (SUITE, "-m", FAST_MARKERS)),
+            Stage("rest", (*suite_files(root), "-m", f"not ({FAST_MARKERS})")))
+
+
+def selected_suite(marker_expr: str) -> tuple[Stage, ...]:
+    """A one-stage suite narrowed by a marker expression (e.g. a deliberately weakened `nan_matrix`)."""
+    return (Stage("selected", (SUITE, "-m", marker_expr)),)
+
+
+def pytest_argv(stage: Stage, *, kernel: str, kernel_paths: Sequence[Path], device: str, folder: Path,
+                first_failure: bool, run_id: str, deselect: Sequence[str] = (), extra: Sequence[str] = ()) -> list[str]:
+    """One stage as a command: its own reports, basetemp and one xdist worker (the kernel never runs in the
+    deciding process); -x stops at the first failure."""
+    argv = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider",
+            "--device", device, "-q", "-n", "1", "--max-worker-restart", "4", *TIMEOUT_ARGS,
+            f"--basetemp={folder / 'tmp'}", f"--html={folder / 'precision.html'}",
+            f"--junitxml={folder / 'junit.xml'}", f"--nan-json={folder / 'results.json'}",
+            f"--nan-run-id={run_id}", "--kernel", kernel, *stage.args]
+    for path in kernel_paths:
+        argv += ["--kernel-path", str(path)]
+    if first_failure:
+        argv.append("-x")
+    for nodeid in deselect:
+        argv += ["--deselect", nodeid]
+    return [*argv, *extra]
