@@ -4,7 +4,8 @@ killed       a run ended on its own (exit 1) with results.json of this run id ho
              detection; a worker crash is a kill too, named as one ("killed (crash)")
 survived     every stage finished (results.json `finished`, exit 0) with no failing test
 not_viable   the mutant does not import (exit 4, usage error) or its first failure is a build error
-             (CompilationError, SyntaxError, NameError, ImportError): excluded from the score
+             (CompilationError or the interpreter's InterpreterError, SyntaxError, NameError, ImportError):
+             excluded from the score
 timeout      the run was stopped by our time limit, or its failing test timed out: neither kill nor survival
 not_run      never started within the budget, or ended in a way that decides nothing (interrupted, internal
              error, no results of this run): neither kill nor survival
@@ -20,7 +21,10 @@ from verdict.record import CRASH, TIMEOUT, TestRecord
 
 KILLED, SURVIVED, NOT_VIABLE, TIMED_OUT, NOT_RUN = "killed", "survived", "not_viable", "timeout", "not_run"
 STATUSES: tuple[str, ...] = (SURVIVED, KILLED, TIMED_OUT, NOT_RUN, NOT_VIABLE)  # report order: survivors first
-BUILD_ERRORS: tuple[str, ...] = ("CompilationError", "SyntaxError", "NameError", "ImportError", "ModuleNotFoundError")
+# a failure with one of these is the mutant not building, not the suite detecting it; the interpreter raises
+# InterpreterError where compiled Triton raises CompilationError (e.g. a bitcast between widths)
+BUILD_ERRORS: tuple[str, ...] = ("CompilationError", "InterpreterError", "SyntaxError", "NameError", "ImportError",
+                                 "ModuleNotFoundError")
 USAGE_ERROR = 4
 STOPPED_AT_FIRST_FAILURE = 2  # xdist's -x: "Interrupted: stopping after 1 failures"
 STAGE_PASSED = "passed"  # a stage outcome that sends the mutant on to the next stage

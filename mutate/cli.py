@@ -15,6 +15,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -132,7 +133,8 @@ def entry(mutant: generate.Mutant, outcome: Outcome | None) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the tool; on Ctrl-C or SIGTERM the runs in flight are ended before it leaves (exit 2)."""
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -140,7 +142,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         run.stop_all()
         return 2
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:

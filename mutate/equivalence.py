@@ -4,7 +4,9 @@ Run as a child (`python -m mutate.equivalence ...`, JSON on the last stdout line
 it imports and runs both modules. Each trial draws a shape (vocab on and around block multiples, or anything up to
 20,000), one of the three dtypes, padded rows, a storage offset, a NaN fraction and kind (every IEEE NaN class of
 cases.ieee, both signs, random payloads) over a background of normals or specials, with NaN patterns everywhere
-outside the view; both paths (get_num_nans, and _num_nans_kernel[(R,)] with BLOCK_SIZE 8192 when both have it).
+outside the view; both paths (get_num_nans, and _num_nans_kernel[(R,)] with BLOCK_SIZE 8192 when both have it);
+first, the contract's inputs outside the domain (1-D, 3-D, float64, int32, a transposed view, empty), where any
+exception is as good as another.
 Different counts, dtype, raised exception or a modified input on any trial: a real blind spot, and that input
 is reported. None in N trials: "plausibly equivalent (no differing input in N trials)". Under the interpreter a
 line tracer also says whether the mutated lines ran at all (not reached: the change is in code this backend
@@ -94,6 +96,23 @@ def _outcome(call: Callable[[], Any]) -> dict[str, Any]:
         return {"raised": type(exc).__name__}
 
 
+def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Equal outcomes; any two exceptions are the same outcome (the contract accepts any refusal)."""
+    return ("raised" in a and "raised" in b) or a == b
+
+
+def contract_inputs(device: str) -> list[tuple[Any, str]]:
+    """Inputs outside the domain the suite's contract tests use: where guards and checks make a difference."""
+    import torch
+
+    base = torch.randn(4, 300)
+    base[:, ::7] = float("nan")
+    return [(x.to(device), desc) for x, desc in (
+        (base[0], "1-D"), (base.reshape(2, 2, 300), "3-D"), (base.double(), "float64"),
+        (base.to(torch.int32), "int32"), (base.t(), "transposed 300x4 view"), (base[:, :0], "4x0"),
+        (base[:0], "0x300"), (base[:, :2].t().contiguous().t(), "4x2 column-major"))]
+
+
 def _paths(module: ModuleType, x: Any) -> dict[str, Callable[[], Any]]:
     """The suite's two paths on one input: the wrapper, and the anchor kernel at BLOCK_SIZE 8192."""
     import torch
@@ -145,6 +164,12 @@ def compare(original: ModuleType, mutant: ModuleType, mutant_file: Path, changed
 
     rng = random.Random(seed)
     tracer = LineTracer(str(mutant_file)) if device == "cpu" else None
+    for x, desc in contract_inputs(device):
+        want, got = _outcome(lambda: original.get_num_nans(x)), _outcome(lambda: mutant.get_num_nans(x))
+        if not same(want, got):
+            return {"differs": True, "trial": -1, "trials": 0, "seed": seed, "input": f"contract input {desc}",
+                    "path": "wrapper", "original": want, "mutant": got, "input_modified": False,
+                    "reached": _reached(tracer, changed)}
     for trial in range(trials):
         x, base, desc = draw(rng, device)
         before = to_bits(base)
@@ -160,7 +185,7 @@ def compare(original: ModuleType, mutant: ModuleType, mutant_file: Path, changed
             finally:
                 sys.settrace(None)
             changed_input = not torch.equal(before, to_bits(base))  # the view or anything around it
-            if got != want or changed_input:
+            if not same(got, want) or changed_input:
                 return {"differs": True, "trial": trial, "trials": trial + 1, "seed": seed, "input": desc,
                         "path": path, "original": want, "mutant": got, "input_modified": changed_input,
                         "reached": _reached(tracer, changed)}

@@ -50,7 +50,8 @@ def test_a_worker_crash_is_a_kill_named_as_one(tmp_path: Path) -> None:
     assert got.outcome == KILLED and got.crash and got.family == "bigoffset"
 
 
-@pytest.mark.parametrize("message", ["triton.compiler.errors.CompilationError: at 3:4", "NameError: name 'x'"])
+@pytest.mark.parametrize("message", ["triton.compiler.errors.CompilationError: at 3:4", "NameError: name 'x'",
+                                     "triton.runtime.errors.InterpreterError: ValueError('Cannot bitcast')"])
 def test_a_build_error_is_not_viable_not_a_kill(tmp_path: Path, message: str) -> None:
     bad = _case("t::test_case[fp32-a-wrapper]", "failed", "refused", message)
     assert classify.classify_stage(_folder(tmp_path, [bad], finished=True), RUN_ID, 1).outcome == NOT_VIABLE
