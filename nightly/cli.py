@@ -202,6 +202,28 @@ def run_bench(night: Night, runner: Runner, available: Callable[[], tuple[bool, 
     return night.add(Step("bench", "ran", str(night.folder / "bench.json"), code, argv))
 
 
+MUTATE_BUDGET_S = 3600.0  # python -m mutate's budget when the nightly runs it
+
+
+def run_mutation(night: Night, runner: Runner, budget_s: float) -> Step:
+    """python -m mutate on the night's kernel (--mutate): its score is one line of the summary, never the exit."""
+    out = night.folder / "mutation"
+    argv = [sys.executable, "-m", "mutate", "--kernel", night.kernel, "--device", str(night.device), "--out",
+            str(out), "--budget-s", str(budget_s)]
+    (out / "mutation.json").unlink(missing_ok=True)  # only this run's result is read
+    code = runner(argv, night.folder / "mutation.log")
+    try:
+        doc = json.loads((out / "mutation.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return night.add(Step("mutation", "failed", f"python -m mutate exited {code} without mutation.json", code,
+                              argv))
+    c, score = doc.get("counts", {}), doc.get("score")
+    line = (f"mutation score {'n/a' if score is None else format(score, '.0%')}: {c.get('killed', 0)} killed, "
+            f"{c.get('survived', 0)} survived, {c.get('timeout', 0) + c.get('not_run', 0)} not judged; "
+            f"{out / 'mutation.html'}")
+    return night.add(Step("mutation", "ran", line, code, argv))
+
+
 def refresh_durations(results_path: Path, durations: Path) -> int:
     """Write this night's per-test durations (setup + call + teardown, what --store-durations stores) into the
     durations file pytest-split reads, keeping entries of tests this night did not run; returns entries written."""
@@ -288,6 +310,10 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
                         help="run python -m bench --quick where it can (default on)")
     parser.add_argument("--bench-threshold", type=float, default=BENCH_THRESHOLD,
                         help="noise threshold for python -m bench.compare (default 0.10)")
+    parser.add_argument("--mutate", action="store_true",
+                        help="also run python -m mutate on --kernel (one summary line; off by default)")
+    parser.add_argument("--mutate-budget-s", type=float, default=MUTATE_BUDGET_S,
+                        help="budget of python -m mutate with --mutate (default 3600)")
     parser.add_argument("--allow-coverage-loss", action="store_true",
                         help="passed -> skipped or missing is not a regression (reports.compare's option)")
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -347,6 +373,8 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner = run_streaming,
         run_bench(night, runner, available)
     elif not args.bench:
         night.add(Step("bench", "skipped", "--no-bench"))
+    if args.mutate and shard is None:
+        run_mutation(night, runner, args.mutate_budget_s)
     if shard:
         result = 0 if code == 0 else (1 if code == 1 else 2)
         if night.steps.get("bench") and night.steps["bench"].status == "failed":
