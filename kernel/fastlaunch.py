@@ -6,6 +6,8 @@ device and stream on every call (about 10-18 µs on an H200 host). Here the comp
 first launch returns is kept under a key at least as fine as Triton's specialization (each pointer's dtype and
 16-byte alignment; each integer's value class: equal to 1, a multiple of 16, its integer width; every constexpr
 and option; the current device), and later calls with the same key run it directly on the current stream.
+`launch` builds that key from every argument (about 0.5 µs each); `launch_keyed` takes one from a caller that
+knows its arguments better (kernel.num_nans keys on its launch plan, so a decode step pays one dict lookup).
 
 Used on CUDA only, and only where this Triton's compiled kernels have the launcher this module knows and no launch
 hooks are installed (a profiler's hooks need Triton's own path); everything else takes Triton's own path.
@@ -21,7 +23,7 @@ import torch
 _NOT_SET = object()
 
 
-def _arg_key(value: object) -> object:
+def arg_key(value: object) -> object:
     """What Triton specializes an argument on: a tensor's dtype and 16-byte alignment; an integer's being 1, its
     divisibility by 16 and the width its value needs; anything else (a float, a bool) by its value."""
     if type(value) is int:
@@ -59,34 +61,40 @@ class FastLauncher:
         params = inspect.signature(jit_fn.fn).parameters
         self.names = tuple(params)
         self.defaults = {n: p.default for n, p in params.items() if p.default is not inspect.Parameter.empty}
-        self.compiled: dict[tuple[object, ...], Any] = {}
+        self.compiled: dict[tuple[object, ...], tuple[Any, tuple[object, ...]]] = {}  # key -> kernel, tail
 
     def __call__(self, grid: int, *args: object, **kwargs: object) -> None:
         device = args[0].device if isinstance(args[0], torch.Tensor) else None
-        if device is None or device.type != "cuda" or _hooks_installed():
+        if device is None or device.type != "cuda":
             self.jit_fn[(grid,)](*args, **kwargs)
             return
         index = torch.cuda.current_device()
-        key = (index, *[_arg_key(a) for a in args], *kwargs.items())
-        compiled = self.compiled.get(key)
-        if compiled is None:
-            compiled = self.jit_fn[(grid,)](*args, **kwargs)  # Triton's own path compiles, caches and launches
-            if _launchable(compiled):
-                self.compiled[key] = compiled
-            return
-        values = self._bound(args, kwargs)
-        stream = torch._C._cuda_getCurrentRawStream(index)
-        compiled.run(grid, 1, 1, stream, compiled.function, compiled.packed_metadata, None, None, None, *values)
+        self.launch_keyed((index, *[arg_key(a) for a in args], *kwargs.items()), index, grid, args, kwargs)
 
-    def _bound(self, args: Sequence[object], kwargs: dict[str, object]) -> list[object]:
-        """Every parameter's value in declaration order (constexprs included), as Triton's launcher takes them."""
-        values = list(args)
-        for name in self.names[len(args):]:
+    def launch_keyed(self, key: tuple[object, ...], index: int, grid: int, args: Sequence[object],
+                     kwargs: dict[str, object]) -> None:
+        """Launch on CUDA card `index` (the current one) under a caller's key, which must hold the card and be at
+        least as fine as Triton's specialization of `args` and `kwargs` (see arg_key)."""
+        entry = self.compiled.get(key)
+        if entry is None or _hooks_installed():
+            compiled = self.jit_fn[(grid,)](*args, **kwargs)  # Triton's own path compiles, caches and launches
+            if entry is None and _launchable(compiled):
+                self.compiled[key] = (compiled, self._tail(kwargs, len(args)))
+            return
+        compiled, tail = entry
+        stream = torch._C._cuda_getCurrentRawStream(index)
+        compiled.run(grid, 1, 1, stream, compiled.function, compiled.packed_metadata, None, None, None, *args, *tail)
+
+    def _tail(self, kwargs: dict[str, object], positional: int) -> tuple[object, ...]:
+        """The values of the parameters after the first `positional` ones (constexprs included), in declaration
+        order as Triton's launcher takes them; the key fixes kwargs, so the tail is kept with the compiled kernel."""
+        values = []
+        for name in self.names[positional:]:
             value = kwargs.get(name, self.defaults.get(name, _NOT_SET))
             if value is _NOT_SET:
                 raise TypeError(f"{self.jit_fn.fn.__name__}: missing argument {name}")
             values.append(value)
-        return values
+        return tuple(values)
 
 
 def _launchable(compiled: object) -> bool:

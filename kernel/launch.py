@@ -8,7 +8,10 @@ order-independent, so either way the same input gives the same counts on every c
 Variants (the plan's `variant`):
   rows        one program per row (grid = rows): the anchor's own kernel, `_num_nans_kernel`, with a block of
               `row_block_bytes` (capped at the row's next power of two) and a block-wide sum per step; it stores
-              the row's count directly (one launch). Chosen when the batch alone fills the device.
+              the row's count directly (one launch). Chosen when the batch alone fills the device, and on CUDA
+              for an uncaptured call of short rows (`eager_row_bytes`), where one launch with no zeroed output
+              is what an eager step pays least for. With at most `cores` rows each program has a core to itself
+              and takes `few_row_block_bytes` per step over `few_row_warps` (more bytes in flight per core).
   rows-loop   whole rows with the grid capped at `row_programs` (NPU, interpreter): `_count_items_kernel`,
               each program loops over rows `pid, pid + grid, ...` with a per-lane accumulator.
   split       rows are cut into `num_chunks` chunks so that rows * chunks <= `split_items` items; with
@@ -18,13 +21,17 @@ Variants (the plan's `variant`):
   split-loop  the same with stage 1's grid capped at `max_programs`.
 
 Switch points (with the device's tuning `t`, `blocks = cdiv(vocab, t.block(element_size, split=True))`):
-  split when   rows < t.split_rows and chunks = min(blocks, t.split_items // rows) >= 2
+  split when   rows < t.split_rows and chunks = min(blocks, t.split_items // rows) >= 2, unless the call is
+               not being captured into a graph and rows <= t.cores and vocab * element_size <= t.eager_row_bytes
   rows when    rows >= t.split_rows, or fewer than 2 chunks fit (one split block of vocabulary, or
-               rows > t.split_items / 2)
+               rows > t.split_items / 2), or the eager exception above
   -loop when   split items > t.max_programs, or rows > t.row_programs for whole rows
 
-Warps of a whole-row launch: enough for 16 bytes per thread per step, at most `row_warps`, so a narrow row
-does not spread one small block over 512 threads.
+Warps of a whole-row launch: enough for 16 bytes per thread per step, at most `row_warps` (`few_row_warps`), so
+a narrow row does not spread one small block over 512 threads.
+
+Captured or not: a call recorded into a CUDA graph is replayed for device time only, so it gets the plan with the
+least device time (the split); an eager call pays host launch cost plus device time, so short rows run whole.
 
 Backends: CUDA sizes `split_rows`, `split_items` and `max_programs` from the SM count and launches whole rows on a
 grid of `rows` programs (the 1-D grid's x axis takes up to 2^31 - 1, so batches past the 65,535 limit of axes 1
@@ -44,6 +51,10 @@ INTERPRETER_CORES = 4  # small and fixed: the interpreter runs programs one afte
 NPU_FALLBACK_CORES = 40  # vector cores of a 910B-class card when neither torch_npu nor the driver says
 ROW_BYTES_PER_WARP = 32 * 16  # a whole-row step gives each of a warp's 32 threads at least one 16-byte load
 CUDA_GRID_X = 2**31 - 1  # CUDA's limit on grid axis 0
+# CUDA, uncaptured: rows up to this size run whole (one program per row, one launch, no zeroed output). On an H200
+# a split costs an eager step ~5 µs more host time (a memset and a launch with more arguments) and beats one
+# 128 KB-step program per row on device only by 6-9 µs for such a row (docs/bench.md, "What a decode step pays")
+EAGER_ROW_BYTES = 640 * 1024
 
 
 @dataclass(frozen=True)
@@ -61,6 +72,9 @@ class Tuning:
     split_warps: int
     pdl: bool = False  # launch stage 2 as a programmatic dependent of stage 1 (CUDA sm_90+)
     atomics: bool = False  # a split in one launch: int32 atomic adds of partial counts into a zeroed output
+    eager_row_bytes: int = 0  # an uncaptured call of <= cores rows of <= this many bytes runs whole rows (see below)
+    few_row_block_bytes: int = 0  # whole rows when rows <= cores (a core each): bytes per step, 0 = row_block_bytes
+    few_row_warps: int = 0  # ... and warps, 0 = row_warps
 
     def block(self, element_size: int, split: bool) -> int:
         """Elements per loop step for this dtype (a power of two)."""
@@ -96,20 +110,27 @@ def _next_power_of_2(n: int) -> int:
 
 
 @functools.lru_cache(maxsize=4096)  # a pure function of hashable arguments: decode loops repeat the same shapes
-def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tuning) -> LaunchPlan:
-    """Choose the variant for a non-empty [num_reqs, vocab_size] input (see the module docstring)."""
+def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tuning, captured: bool = False
+                ) -> LaunchPlan:
+    """Choose the variant for a non-empty [num_reqs, vocab_size] input (see the module docstring); `captured`:
+    the call is being recorded into a graph, whose replays pay device time only."""
     if num_reqs < 1 or vocab_size < 1:
         raise ValueError(f"plan_launch needs a non-empty input, got {num_reqs} x {vocab_size}")
     split_block = tuning.block(element_size, split=True)
     blocks = _cdiv(vocab_size, split_block)
+    few_rows = num_reqs <= tuning.cores
+    eager_rows = not captured and few_rows and vocab_size * element_size <= tuning.eager_row_bytes
     chunks = min(blocks, max(1, tuning.split_items // num_reqs)) if num_reqs < tuning.split_rows else 1
-    if chunks >= 2:
+    if chunks >= 2 and not eager_rows:
         chunk = _cdiv(blocks, chunks) * split_block
         num_chunks = _cdiv(vocab_size, chunk)
         block, warps, variant = split_block, tuning.split_warps, "split"
     else:
-        block = min(tuning.block(element_size, split=False), max(16, _next_power_of_2(vocab_size)))
-        warps = max(1, min(tuning.row_warps, block * element_size // ROW_BYTES_PER_WARP))
+        block_bytes, max_warps = tuning.row_block_bytes, tuning.row_warps
+        if few_rows and tuning.few_row_block_bytes:
+            block_bytes, max_warps = tuning.few_row_block_bytes, tuning.few_row_warps
+        block = min(max(16, block_bytes // element_size), max(16, _next_power_of_2(vocab_size)))
+        warps = max(1, min(max_warps, block * element_size // ROW_BYTES_PER_WARP))
         chunk, num_chunks, variant = _cdiv(vocab_size, block) * block, 1, "rows"
     items = num_reqs * num_chunks
     grid = min(items, tuning.max_programs if num_chunks > 1 else tuning.row_programs)
@@ -212,4 +233,5 @@ def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
     # warps: at 256-4096 rows on an H200 it beat the anchor in every dtype, and the per-lane accumulator in
     # bf16/fp16, tying it in fp32; docs/launch-sweep-h200.json)
     return Tuning(n, split_rows=n, split_items=8 * n, max_programs=8 * n, row_programs=CUDA_GRID_X,
-                  row_block_bytes=32768, row_warps=16, split_block_bytes=4096, split_warps=8, pdl=pdl, atomics=True)
+                  row_block_bytes=32768, row_warps=16, split_block_bytes=4096, split_warps=8, pdl=pdl, atomics=True,
+                  eager_row_bytes=EAGER_ROW_BYTES, few_row_block_bytes=131072, few_row_warps=32)

@@ -5,10 +5,11 @@ import torch
 import triton
 import triton.language as tl
 
-from kernel.fastlaunch import FastLauncher
+from kernel.fastlaunch import FastLauncher, arg_key
 from kernel import launch
 from kernel.launch import LaunchPlan, plan_launch, tuning_for
 from kernel.predicate import is_nan_i32
+from kernel.zeroed import zeroed_int32
 
 try:  # griddepcontrol (programmatic dependent launch): NVIDIA only, used under a constexpr switch
     from triton.language.extra.cuda import gdc_launch_dependents, gdc_wait
@@ -99,23 +100,33 @@ def _check_input(logits: torch.Tensor) -> None:
         )
 
 
-def plan_for(logits: torch.Tensor, cores: int | None = None) -> LaunchPlan:
-    """The launch get_num_nans makes for this (non-empty) input; `cores` overrides the device's core count."""
+def plan_for(logits: torch.Tensor, cores: int | None = None, captured: bool | None = None) -> LaunchPlan:
+    """The launch get_num_nans makes for this (non-empty) input; `cores` overrides the device's core count,
+    `captured` whether the call is being recorded into a CUDA graph (default: ask the current stream)."""
     num_reqs, vocab_size = logits.shape
-    return plan_launch(num_reqs, vocab_size, logits.element_size(), tuning_for(logits.device, cores))
+    if captured is None:
+        captured = _capturing(logits.device)
+    return plan_launch(num_reqs, vocab_size, logits.element_size(), tuning_for(logits.device, cores), captured)
+
+
+def _capturing(device: torch.device) -> bool:
+    """The current CUDA stream is recording a graph (whose replays pay device time only)."""
+    return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
 _PLANS: dict[tuple[object, ...], LaunchPlan] = {}  # a decode loop asks for the same few shapes every step
 
 
-def _plan(logits: torch.Tensor) -> LaunchPlan:
-    """plan_for, remembered per (shape, element size, device, interpreter or not): a dict lookup per step."""
-    key = (logits.shape, logits.element_size(), logits.device, launch.interpreting())
+def _plan(logits: torch.Tensor, device: torch.device) -> LaunchPlan:
+    """plan_for, remembered per (shape, element size, device, interpreter or not, captured or not): a dict lookup
+    per step."""
+    captured = _capturing(device)
+    key = (logits.shape, logits.element_size(), device, launch.interpreting(), captured)
     plan = _PLANS.get(key)
     if plan is None:
         if len(_PLANS) > 4096:
             _PLANS.clear()
-        plan = _PLANS[key] = plan_for(logits)
+        plan = _PLANS[key] = plan_for(logits, captured=captured)
     return plan
 
 
@@ -124,31 +135,48 @@ _launch_items = FastLauncher(_count_items_kernel)
 _launch_sums = FastLauncher(_sum_partials_kernel)
 
 
+def _launch(launcher: FastLauncher, plan: LaunchPlan, grid: int, args: tuple[object, ...], **kwargs: object) -> None:
+    """One launch of a plan; on CUDA keyed by what fixes Triton's specialization here: the plan (every integer
+    argument but the row stride), the input's dtype, each tensor's 16-byte alignment and the stride's class."""
+    logits = args[0]
+    assert isinstance(logits, torch.Tensor)
+    device = logits.device
+    if device.type != "cuda":
+        launcher(grid, *args, **kwargs)
+        return
+    aligned = tuple(a.data_ptr() & 15 == 0 for a in args if isinstance(a, torch.Tensor))
+    key = (device.index, plan, logits.dtype, aligned, arg_key(args[1]))
+    launcher.launch_keyed(key, device.index, grid, args, kwargs)
+
+
 def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
     """Launch one plan on a checked, non-empty input; returns a fresh int32 [num_reqs] tensor."""
+    stride = logits.stride(0)
     if plan.num_chunks == 1:
         out = torch.empty(plan.num_reqs, dtype=torch.int32, device=logits.device)
         if plan.grid == plan.num_reqs:  # one program per row: the anchor's kernel at the plan's block and warps
-            _launch_rows(plan.grid, logits, logits.stride(0), out, plan.vocab_size, BLOCK_SIZE=plan.block,
-                         num_warps=plan.num_warps)
+            _launch(_launch_rows, plan, plan.grid, (logits, stride, out, plan.vocab_size), BLOCK_SIZE=plan.block,
+                    num_warps=plan.num_warps)
             return out
-        _launch_items(plan.grid, logits, logits.stride(0), out, plan.vocab_size, plan.num_items, 1, plan.chunk,
-                      BLOCK=plan.block, num_warps=plan.num_warps)
+        _launch(_launch_items, plan, plan.grid, (logits, stride, out, plan.vocab_size, plan.num_items, 1, plan.chunk),
+                BLOCK=plan.block, num_warps=plan.num_warps)
         return out
     if plan.atomics:  # one launch: every item adds its count into its row of a zeroed output
-        out = torch.zeros(plan.num_reqs, dtype=torch.int32, device=logits.device)
-        _launch_items(plan.grid, logits, logits.stride(0), out, plan.vocab_size, plan.num_items, plan.num_chunks,
-                      plan.chunk, BLOCK=plan.block, ATOMIC=True, num_warps=plan.num_warps)
+        out = zeroed_int32(plan.num_reqs, logits.device)
+        _launch(_launch_items, plan, plan.grid,
+                (logits, stride, out, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk),
+                BLOCK=plan.block, ATOMIC=True, num_warps=plan.num_warps)
         return out
     # one allocation: the output is the front of a buffer whose tail holds the partial counts
     buf = torch.empty(plan.num_reqs + plan.num_items, dtype=torch.int32, device=logits.device)
     out, partials = buf[: plan.num_reqs], buf[plan.num_reqs :]
-    _launch_items(plan.grid, logits, logits.stride(0), partials, plan.vocab_size, plan.num_items, plan.num_chunks,
-                  plan.chunk, BLOCK=plan.block, num_warps=plan.num_warps, **({"PDL": True} if plan.pdl else {}))
+    _launch(_launch_items, plan, plan.grid,
+            (logits, stride, partials, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk),
+            BLOCK=plan.block, num_warps=plan.num_warps, **({"PDL": True} if plan.pdl else {}))
     chunks = triton.next_power_of_2(plan.num_chunks)
     rows = max(1, min(triton.next_power_of_2(plan.num_reqs), 4096 // chunks))
-    _launch_sums(triton.cdiv(plan.num_reqs, rows), partials, out, plan.num_reqs, plan.num_chunks, ROWS=rows,
-                 CHUNKS=chunks, **({"PDL": True, "launch_pdl": True} if plan.pdl else {}))
+    _launch(_launch_sums, plan, triton.cdiv(plan.num_reqs, rows), (partials, out, plan.num_reqs, plan.num_chunks),
+            ROWS=rows, CHUNKS=chunks, **({"PDL": True, "launch_pdl": True} if plan.pdl else {}))
     return out
 
 
@@ -160,23 +188,17 @@ def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
     under the interpreter storing them for a second small kernel to sum); batches that fill the device get one
     program per row (`_num_nans_kernel`). Integer sums are exact and order-free: the same input gives the same
     counts on every call. On CUDA, launches after the first of each specialization skip Triton's per-call
-    binding (kernel.fastlaunch).
+    binding (kernel.fastlaunch) and the zeroed output is the driver's memset (kernel.zeroed).
     """
     _check_input(logits)
     num_reqs, vocab_size = logits.shape
     if num_reqs == 0 or vocab_size == 0:
         return torch.zeros(num_reqs, dtype=torch.int32, device=logits.device)
-    runtime = _other_card_runtime(logits)
-    if runtime is not None:  # Triton launches on the current card: make the input's current for this call
-        with runtime.device(logits.device.index):
-            return run_plan(logits, _plan(logits))
-    return run_plan(logits, _plan(logits))
-
-
-def _other_card_runtime(logits: torch.Tensor) -> object | None:
-    """torch.cuda / torch.npu when the input lives on a card other than the current one, else None."""
-    index = logits.device.index
-    if index is None or logits.device.type not in ("cuda", "npu"):
-        return None
-    runtime = getattr(torch, logits.device.type)
-    return runtime if index != runtime.current_device() else None
+    device = logits.device
+    plan = _plan(logits, device)
+    if device.type == "cuda" or device.type == "npu":  # Triton launches on the current card: make the input's
+        runtime = getattr(torch, device.type)
+        if device.index != runtime.current_device():
+            with runtime.device(device.index):
+                return run_plan(logits, plan)
+    return run_plan(logits, plan)
