@@ -13,6 +13,7 @@ from collections.abc import Generator
 
 import pytest
 
+from harness.activation import active
 from harness.backends import any_fault
 
 FATAL_KEY = pytest.StashKey[str]()
@@ -26,7 +27,7 @@ def is_fatal_device_error(exc: BaseException) -> bool:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
-    if call.excinfo is not None and is_fatal_device_error(call.excinfo.value):
+    if call.excinfo is not None and active(item.config) and is_fatal_device_error(call.excinfo.value):
         item.stash[FATAL_KEY] = str(call.excinfo.value).splitlines()[0]
     return report
 
@@ -65,5 +66,5 @@ class FaultDeduplicator:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput"):
+    if active(config) and not hasattr(config, "workerinput"):
         config.pluginmanager.register(FaultDeduplicator(), "nan-fault-dedup")

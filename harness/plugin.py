@@ -1,4 +1,6 @@
-"""The pytest plugin: --device, --kernel and families; backend setup before kernels import; the shared fixtures."""
+"""The pytest plugin: --device, --kernel and families; backend setup before kernels import; the shared fixtures.
+
+It acts only in a run that asked for the harness (harness.activation): installed, it loads in every pytest."""
 from __future__ import annotations
 
 import json
@@ -12,7 +14,7 @@ import torch
 
 from cases import registry
 from cases.family import Context, Family
-from harness import backends, children, guard, options, probe
+from harness import activation, backends, children, guard, options, probe
 from harness.backends import Backend
 from harness.compare import assert_check, compare_counts, describe_input, failed_launch
 from harness.target import PATHS, KernelLoadError, KernelUnderTest, load, run_path
@@ -78,12 +80,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "select it with -k ID); repeatable")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Decide, from the whole command line, whether this run asked for the harness."""
+    activation.decide(early_config, parser, args)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object]:
     """The kernel runs only in xdist workers, also for a plain or `-n 0` run (then one worker): whatever it does
     to its process (exit 0, a segfault, a patched torch) can end a worker, never the process that decides.
     A wrapper, so it runs before xdist's own hook turns -n into workers."""
-    if not (_is_worker(config) or config.option.help or config.option.version or config.option.collectonly):
+    if activation.active(config) and not (_is_worker(config) or config.option.help or config.option.version
+                                          or config.option.collectonly):
         if not config.pluginmanager.hasplugin("xdist"):
             raise pytest.UsageError("nan-harness runs the kernel in a pytest-xdist worker so that a kernel cannot end "
                                     "the run that judges it: install pytest-xdist and do not pass -p no:xdist")
@@ -99,7 +108,7 @@ def _is_worker(config: pytest.Config) -> bool:
 def pytest_configure(config: pytest.Config) -> None:
     for name, doc in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {doc}")
-    if config.option.help or config.option.version:
+    if config.option.help or config.option.version or not activation.active(config):
         return
     try:
         options.check(config)
@@ -265,6 +274,8 @@ def _truncated(text: str) -> str:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
     """A kernel that prints megabytes must not make megabyte reports: captured output and failure text are cut."""
     report = yield
+    if not activation.active(item.config):
+        return report
     report.sections = [(title, _truncated(content)) for title, content in report.sections]
     if report.longrepr is not None and not isinstance(report.longrepr, tuple):
         text = str(report.longrepr)

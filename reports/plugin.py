@@ -21,6 +21,7 @@ from reports import placeholders, results
 from reports.collector import ResultCollector
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
+from harness.activation import active, decide
 from harness.run import RUN_INFO_KEY
 
 DEFAULT_JSON = "reports/results.json"
@@ -91,7 +92,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     """As early as a plugin can act (before pytest parses the full command line, where an unknown option ends the
     run): the report paths named on the command line stop holding an earlier run's files."""
     namespace = early_config.known_args_namespace
-    if os.environ.get("PYTEST_XDIST_WORKER") or namespace.help or namespace.version or namespace.collectonly:
+    if (not decide(early_config, parser, args) or os.environ.get("PYTEST_XDIST_WORKER") or namespace.help
+            or namespace.version or namespace.collectonly):
         return
     run_id = getattr(namespace, "nan_run_id", None) or uuid.uuid4().hex
     early_config.stash[RUN_ID_KEY] = run_id
@@ -104,7 +106,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 def pytest_configure(config: pytest.Config) -> None:
     """Before anything else can fail: the reports say "not finished" (again, now that every option is known)."""
     config.addinivalue_line("markers", "nan_reports: tests of the reports and gates (HTML, results.json, compare, waivers)")
-    if config.option.help or config.option.version or config.option.collectonly:
+    if config.option.help or config.option.version or config.option.collectonly or not active(config):
         return
     if is_controller(config):
         config.stash.setdefault(STARTED_KEY, _now())
@@ -271,7 +273,7 @@ SHOWN_DIAGNOSES = 5
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     path = json_path(config)
-    if is_controller(config) and path is not None and path.is_file() and not config.option.collectonly:
+    if COLLECTOR_KEY in config.stash and path is not None and path.is_file() and not config.option.collectonly:
         terminalreporter.write_sep("-", f"Generated results file: {path}")
 
 
