@@ -12,7 +12,7 @@ import torch
 from harness.plugin import Checker
 from harness.target import KernelUnderTest
 from reference import expected_counts
-from tests.precision.test_wrapper_contract import nan_rows, params
+from .test_wrapper_contract import nan_rows, params
 
 pytestmark = pytest.mark.nan_contract
 DTYPES = [(torch.float32, "fp32"), (torch.bfloat16, "bf16")]

@@ -22,7 +22,7 @@ from harness.compare import exception_text, refusal
 from harness.plugin import Checker, record
 from harness.target import KernelUnderTest
 from reference import expected_counts
-from tests.precision.test_wrapper_contract import nan_rows
+from .test_wrapper_contract import nan_rows
 from verdict.record import CAPTURABLE_PROPERTY, CaseParams
 
 pytestmark = pytest.mark.nan_semantics

@@ -1,0 +1,63 @@
+"""`nan-harness` (or `python -m harness`): the precision suite on a module, from any folder, reports in that folder.
+
+pytest runs the suite that ships with the harness (the package `harness.suite` when installed, `tests/precision`
+in a checkout) with none of the caller's pytest configuration (their addopts or testpaths are not the suite's):
+this project's settings instead, which tests/harness/test_packaging.py holds equal to pyproject.toml's. The folder
+it is called from comes first on sys.path, as with `python -m pytest`, so `--kernel my_module` finds a module there.
+Every other argument is pytest's or the harness's (`--device`, `--kernel`, `-n 2`, `-k`, `-m`, `--html=...`);
+the caller's come last, so theirs win.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.activation import PLUGINS
+
+SUITE_PACKAGE = "harness.suite"
+# pyproject.toml's [tool.pytest.ini_options], less what only a checkout needs (testpaths, pythonpath, report paths)
+SETTINGS: tuple[str, ...] = (
+    "--strict-markers", "--strict-config", "-ra", "--self-contained-html",
+    "-o", "xfail_strict=true",
+    "-o", "filterwarnings=ignore:Conversion of an array with ndim > 0 to a scalar:DeprecationWarning",
+)
+DEFAULTS: tuple[str, ...] = ("--timeout=900", "--timeout-method=thread")  # as tox.ini: a hung kernel fails its case
+REPORTS: tuple[str, ...] = ("--html=precision.html", "--junitxml=junit.xml", "--nan-json=results.json")
+# pytest rewrites asserts in every module of a pytest11 distribution; `harness` itself was imported to start this
+# command (it holds no test asserts): pytest's warning that it cannot rewrite it says nothing to the caller
+QUIET: tuple[str, ...] = ("-W", "ignore:Module already imported so cannot be rewritten; harness:"
+                                "pytest.PytestAssertRewriteWarning")
+
+
+def suite() -> Path:
+    """The suite's folder: the installed package, else the checkout's tests/precision."""
+    spec = importlib.util.find_spec(SUITE_PACKAGE)
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))).resolve()
+    checkout = Path(__file__).resolve().parents[1] / "tests" / "precision"
+    if checkout.is_dir():
+        return checkout
+    raise SystemExit(f"nan-harness: no precision suite beside this harness (neither {SUITE_PACKAGE} nor {checkout})")
+
+
+def arguments(user_args: Sequence[str], folder: Path) -> list[str]:
+    """pytest's command line: no configuration file, our plugins and settings, the caller's arguments, the suite.
+
+    The rootdir is the folder above the suite's package, so node ids read `harness/suite/test_x.py::...` installed
+    and `tests/precision/test_x.py::...` in a checkout, whatever the calling folder."""
+    plugins = [arg for name in PLUGINS for arg in ("-p", name)]
+    return [f"--config-file={os.devnull}", f"--rootdir={folder.parents[1]}", "-p", "no:cacheprovider", *plugins,
+            *SETTINGS, *QUIET, *DEFAULTS, *REPORTS, *user_args, str(folder)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the suite with the caller's arguments; the exit status is pytest's."""
+    import pytest
+
+    here = os.getcwd()
+    if here not in sys.path:
+        sys.path.insert(0, here)  # as `python -m pytest` does; the probe and the xdist workers inherit sys.path
+    return int(pytest.main(arguments(sys.argv[1:] if argv is None else argv, suite())))
