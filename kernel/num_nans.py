@@ -114,19 +114,27 @@ def _capturing(device: torch.device) -> bool:
     return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
-_PLANS: dict[tuple[object, ...], LaunchPlan] = {}  # a decode loop asks for the same few shapes every step
+_CHECKED: dict[tuple[object, ...], LaunchPlan | None] = {}  # a decode loop passes the same few inputs every step
 
 
-def _plan(logits: torch.Tensor, device: torch.device) -> LaunchPlan:
-    """plan_for, remembered per (shape, element size, device, interpreter or not, captured or not): a dict lookup
-    per step."""
-    captured = _capturing(device)
-    key = (logits.shape, logits.element_size(), device, launch.interpreting(), captured)
-    plan = _PLANS.get(key)
-    if plan is None:
-        if len(_PLANS) > 4096:
-            _PLANS.clear()
-        plan = _PLANS[key] = plan_for(logits, captured=captured)
+def _checked_plan(logits: torch.Tensor) -> LaunchPlan | None:
+    """_check_input, then the plan (None for an empty input). On an accelerator both are remembered per (dtype,
+    shape, strides, device, captured or not), everything they read, so a decode step pays one dict lookup; a plan
+    only decides speed, never the counts. On the CPU the interpreter flag is read on every call."""
+    if not isinstance(logits, torch.Tensor) or logits.device.type == "cpu":
+        _check_input(logits)
+        num_reqs, vocab_size = logits.shape
+        return plan_for(logits, captured=False) if num_reqs and vocab_size else None
+    device = logits.device
+    key = (logits.dtype, logits.shape, logits.stride(), device, _capturing(device))
+    if key in _CHECKED:
+        return _CHECKED[key]
+    _check_input(logits)  # raises on what it refuses: nothing is remembered for a refused input
+    num_reqs, vocab_size = logits.shape
+    plan = plan_for(logits, captured=bool(key[-1])) if num_reqs and vocab_size else None
+    if len(_CHECKED) > 4096:
+        _CHECKED.clear()
+    _CHECKED[key] = plan
     return plan
 
 
@@ -136,24 +144,21 @@ _launch_sums = FastLauncher(_sum_partials_kernel)
 
 
 def _launch(launcher: FastLauncher, plan: LaunchPlan, grid: int, args: tuple[object, ...], **kwargs: object) -> None:
-    """One launch of a plan; on CUDA keyed by what fixes Triton's specialization here: the plan (every integer
-    argument but the row stride), the input's dtype, each tensor's 16-byte alignment and the stride's class."""
-    logits = args[0]
-    assert isinstance(logits, torch.Tensor)
-    device = logits.device
+    """One launch of a plan; on CUDA keyed by what fixes Triton's specialization here: the plan (it fixes every
+    argument after the third, and every constexpr and option) and Triton's key of the first three arguments."""
+    device = args[0].device  # type: ignore[attr-defined]
     if device.type != "cuda":
         launcher(grid, *args, **kwargs)
         return
-    aligned = tuple(a.data_ptr() & 15 == 0 for a in args if isinstance(a, torch.Tensor))
-    key = (device.index, plan, logits.dtype, aligned, arg_key(args[1]))
+    key = (device.index, plan, arg_key(args[0]), arg_key(args[1]), arg_key(args[2]))
     launcher.launch_keyed(key, device.index, grid, args, kwargs)
 
 
 def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
     """Launch one plan on a checked, non-empty input; returns a fresh int32 [num_reqs] tensor."""
-    stride = logits.stride(0)
+    stride, device = logits.stride(0), logits.device
     if plan.num_chunks == 1:
-        out = torch.empty(plan.num_reqs, dtype=torch.int32, device=logits.device)
+        out = torch.empty(plan.num_reqs, dtype=torch.int32, device=device)
         if plan.grid == plan.num_reqs:  # one program per row: the anchor's kernel at the plan's block and warps
             _launch(_launch_rows, plan, plan.grid, (logits, stride, out, plan.vocab_size), BLOCK_SIZE=plan.block,
                     num_warps=plan.num_warps)
@@ -162,13 +167,13 @@ def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
                 BLOCK=plan.block, num_warps=plan.num_warps)
         return out
     if plan.atomics:  # one launch: every item adds its count into its row of a zeroed output
-        out = zeroed_int32(plan.num_reqs, logits.device)
+        out = zeroed_int32(plan.num_reqs, device)
         _launch(_launch_items, plan, plan.grid,
                 (logits, stride, out, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk),
                 BLOCK=plan.block, ATOMIC=True, num_warps=plan.num_warps)
         return out
     # one allocation: the output is the front of a buffer whose tail holds the partial counts
-    buf = torch.empty(plan.num_reqs + plan.num_items, dtype=torch.int32, device=logits.device)
+    buf = torch.empty(plan.num_reqs + plan.num_items, dtype=torch.int32, device=device)
     out, partials = buf[: plan.num_reqs], buf[plan.num_reqs :]
     _launch(_launch_items, plan, plan.grid,
             (logits, stride, partials, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk),
@@ -183,19 +188,17 @@ def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
 def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
     """Count NaNs per row; int32 [num_reqs] on logits' device. Rows may be padded (stride(0) >= vocab).
 
-    The launch is chosen per input by kernel.launch.plan_launch: short batches split each row's vocabulary
-    over many programs (on CUDA adding int32 partial counts into a zeroed output in one launch; on NPU and
-    under the interpreter storing them for a second small kernel to sum); batches that fill the device get one
-    program per row (`_num_nans_kernel`). Integer sums are exact and order-free: the same input gives the same
-    counts on every call. On CUDA, launches after the first of each specialization skip Triton's per-call
-    binding (kernel.fastlaunch) and the zeroed output is the driver's memset (kernel.zeroed).
+    The launch is chosen per input by kernel.launch.plan_launch: batches that fill the device, and on CUDA an
+    eager call of short rows, get one program per row (`_num_nans_kernel`: one launch, nothing to zero); other
+    short batches split each row's vocabulary over many programs (on CUDA adding int32 partial counts into an
+    output zeroed by the driver's memset, in one launch; on NPU and under the interpreter storing them for a
+    second small kernel to sum). Integer sums are exact and order-free: every plan gives the same counts. On
+    CUDA, launches after the first of each specialization skip Triton's per-call binding (kernel.fastlaunch).
     """
-    _check_input(logits)
-    num_reqs, vocab_size = logits.shape
-    if num_reqs == 0 or vocab_size == 0:
-        return torch.zeros(num_reqs, dtype=torch.int32, device=logits.device)
+    plan = _checked_plan(logits)
     device = logits.device
-    plan = _plan(logits, device)
+    if plan is None:
+        return torch.zeros(logits.shape[0], dtype=torch.int32, device=device)
     if device.type == "cuda" or device.type == "npu":  # Triton launches on the current card: make the input's
         runtime = getattr(torch, device.type)
         if device.index != runtime.current_device():

@@ -95,8 +95,10 @@ def test_many_partials_per_row(device: str) -> None:
 @pytest.mark.parametrize("offset, expected", [(-1, "split"), (0, "rows")])
 def test_get_num_nans_switches_at_split_rows(offset: int, expected: str, device: str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """The wrapper launches the plan the planner chose for this device, on either side of split_rows."""
-    rows = tuning_for(torch.device(device)).split_rows + offset
+    """The wrapper launches the plan the planner chose for this device, on either side of split_rows (rows too long
+    for an eager CUDA call to run whole)."""
+    tuning = tuning_for(torch.device(device))
+    rows, vocab = tuning.split_rows + offset, max(3000, tuning.eager_row_bytes // 4 + 1)
     launched = []
     original = num_nans.run_plan
 
@@ -105,10 +107,41 @@ def test_get_num_nans_switches_at_split_rows(offset: int, expected: str, device:
         return original(logits, plan)
 
     monkeypatch.setattr(num_nans, "run_plan", spy)
-    host = _logits(rows, 3000, torch.float32, 3000, 3000, seed=rows)
+    host = _logits(rows, vocab, torch.float32, vocab, 3000, seed=rows)
     got = num_nans.get_num_nans(host.to(device))
     assert launched and launched[0].startswith(expected), launched
     assert torch.equal(got.cpu(), torch.isnan(host).sum(-1).to(torch.int32))
+
+
+def test_cuda_eager_and_captured_calls_plan_apart(device: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A decode-sized input runs whole rows when called eagerly and splits when captured into a CUDA graph;
+    both count exactly, the replay included."""
+    if device != "cuda":
+        pytest.skip("only CUDA plans by capture")
+    launched = []
+    original = num_nans.run_plan
+
+    def spy(logits: torch.Tensor, plan):  # type: ignore[no-untyped-def]
+        launched.append(plan.variant)
+        return original(logits, plan)
+
+    monkeypatch.setattr(num_nans, "run_plan", spy)
+    host = _logits(2, 152064, torch.float32, 152064, 4096, seed=11)
+    expected = torch.isnan(host).sum(-1).to(torch.int32)
+    x = host.to(device)
+    assert torch.equal(num_nans.get_num_nans(x).cpu(), expected) and launched == ["rows"]
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        num_nans.get_num_nans(x)  # warm-up off the capture
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = num_nans.get_num_nans(x)
+    assert launched[-1] == "split", launched
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out.cpu(), expected)
 
 
 def test_same_counts_every_call_in_fresh_tensors(device: str) -> None:
