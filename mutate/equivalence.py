@@ -164,8 +164,16 @@ def compare(original: ModuleType, mutant: ModuleType, mutant_file: Path, changed
 
     rng = random.Random(seed)
     tracer = LineTracer(str(mutant_file)) if device == "cpu" else None
+    def traced(call: Callable[[], Any]) -> dict[str, Any]:
+        if tracer is not None:
+            sys.settrace(tracer)
+        try:
+            return _outcome(call)
+        finally:
+            sys.settrace(None)
+
     for x, desc in contract_inputs(device):
-        want, got = _outcome(lambda: original.get_num_nans(x)), _outcome(lambda: mutant.get_num_nans(x))
+        want, got = _outcome(lambda: original.get_num_nans(x)), traced(lambda: mutant.get_num_nans(x))
         if not same(want, got):
             return {"differs": True, "trial": -1, "trials": 0, "seed": seed, "input": f"contract input {desc}",
                     "path": "wrapper", "original": want, "mutant": got, "input_modified": False,
@@ -178,12 +186,7 @@ def compare(original: ModuleType, mutant: ModuleType, mutant_file: Path, changed
             mutant_call = _paths(mutant, x).get(path)
             if mutant_call is None:
                 continue
-            if tracer is not None:
-                sys.settrace(tracer)
-            try:
-                got = _outcome(mutant_call)
-            finally:
-                sys.settrace(None)
+            got = traced(mutant_call)
             changed_input = not torch.equal(before, to_bits(base))  # the view or anything around it
             if not same(got, want) or changed_input:
                 return {"differs": True, "trial": trial, "trials": trial + 1, "seed": seed, "input": desc,

@@ -23,7 +23,8 @@ from mutate.classify import StageResult
 from mutate.suite import ROOT, Stage, pytest_argv
 from verdict.record import FAILED_OUTCOMES
 
-_DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST")  # an outer pytest's variables must not reach a sub-run
+_DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST")
+INTERNAL_ERROR = 3  # pytest's exit status when it fails before or around the tests  # an outer pytest's variables must not reach a sub-run
 
 
 @dataclass(frozen=True)
@@ -159,6 +160,11 @@ class Runner:
                                    extra=s.extra)
                 limit = min(s.per_run_s, self.left())
                 code, stopped = self.stage_runner(argv, sub, run_env(s.device, card, s.visibility_var), limit)
+                if code == INTERNAL_ERROR and not (classify.read_results(sub, run_id)[0] or {}).get("cases"):
+                    # pytest failed before it ran anything (e.g. a plugin tripping over a package being installed
+                    # next to us): once more, then it stays not run
+                    code, stopped = self.stage_runner(argv, sub, run_env(s.device, card, s.visibility_var),
+                                                      min(s.per_run_s, self.left()))
                 budget_stop = stopped and limit < s.per_run_s
                 result = classify.classify_stage(sub, run_id, code, timed_out=stopped and not budget_stop,
                                                  first_failure=first_failure)

@@ -52,7 +52,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "program_id_axis": ("tl.program_id(0)", "tl.program_id(1)"),
     "sizes_swapped": ("num_reqs, vocab_size = logits.shape", "vocab_size, num_reqs = logits.shape"),
     "addend_dropped": ("block = i + tl.arange(0, BLOCK_SIZE)", "block = tl.arange(0, BLOCK_SIZE)"),
-    "early_return": ("    tl.atomic_add(", "    return\n    tl.atomic_add("),
+    "early_return": ("    for i in range(", "    return\n    for i in range("),
     "guard_removed": ("raise ValueError('2-D only')", "pass"),
     "contiguous_added": ("    if logits.dim() != 2:", "    logits = logits.contiguous()\n    if logits.dim() != 2:"),
     "atomic_to_store": ("tl.atomic_add(num_nans_ptr + req_idx, num_nans, sem='relaxed')",

@@ -98,3 +98,18 @@ def test_the_argv_is_a_module_under_test_like_any_other(tmp_path: Path) -> None:
     assert "-x" in argv and argv[argv.index("--deselect") + 1] == "t::x" and "-n" in argv
     files = [a for a in stage.args if a.endswith(".py")]
     assert files[0].endswith("test_wrapper_contract.py") and len(files) == len(set(files))
+
+
+def test_an_internal_error_before_any_test_is_retried_once(tmp_path: Path) -> None:
+    calls: list[int] = []
+
+    def flaky(argv: list[str], folder: Path, env: dict[str, str], limit_s: float) -> tuple[int | None, bool]:
+        calls.append(1)
+        folder.mkdir(parents=True, exist_ok=True)
+        if len(calls) == 1:
+            return 3, False  # INTERNALERROR while configuring: no results of this run
+        _write(folder, argv, failing=True)
+        return 1, False
+
+    out = Runner(_settings(tmp_path), STAGES, time.monotonic() + 60, flaky).run(Target("m"), tmp_path / "m")
+    assert out.status.outcome == classify.KILLED and len(calls) == 2
