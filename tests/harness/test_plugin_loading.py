@@ -36,7 +36,8 @@ def pytest_configure(config):
     dists = {{getattr(plugin, "__name__", "") : dist.project_name for plugin, dist in pm.list_plugin_distinfo()}}
     eps = sorted(ep.name for ep in entry_points(group="pytest11"))
     Path(os.environ["NAN_SPY_OUT"]).write_text(json.dumps({{"names": names, "impls": impls, "dists": dists,
-                                                           "entry_points": eps}}))
+                                                           "entry_points": eps, "inipath": str(config.inipath),
+                                                           "waivers": config.getoption("--nan-waivers", None)}}))
 '''
 
 
@@ -116,14 +117,18 @@ def test_installed_plugin_loads_from_any_folder(tmp_path: Path) -> None:
 
 def test_absolute_option_value_keeps_the_options(tmp_path: Path) -> None:
     """Issue 19's case: an absolute path after a space moves pytest's rootdir off pyproject.toml; the options
-    still exist because the entry points, not the rootdir's addopts, load the plugins."""
+    still exist because the entry points, not the rootdir's addopts, load the plugins. (`--markers` parses the
+    whole command line, as a run does; `--help` would stop before the unknown options are refused.)"""
     site = fake_install(tmp_path / "site")
     waivers = tmp_path / "w.toml"
     waivers.write_text("")
-    done, seen = spy_run(site, ROOT, ["-m", "nan_special", "--nan-waivers", str(waivers), "--help"])
+    done, seen = spy_run(site, ROOT, ["-m", "nan_special", "--nan-waivers", str(waivers), "--markers",
+                                      "--device", "cpu", f"--nan-json={tmp_path / 'results.json'}"])
     assert "unrecognized arguments" not in done.stderr, done.stderr[-3000:]
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_once(seen, done)
+    assert seen["inipath"] == "None", "pytest found pyproject.toml: this is not the case the test is about"
+    assert seen["waivers"] == str(waivers)
 
 
 def test_other_projects_runs_are_left_alone(tmp_path: Path) -> None:
