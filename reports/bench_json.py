@@ -2,9 +2,10 @@
 report (reports sit below bench: the benchmark writes this file, the reports and bench.compare read it)."""
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
+
+from reports.markup import esc
 
 SCHEMA = "nan-harness-bench/1"
 
@@ -38,5 +39,4 @@ def html_link_fragment(bench_json_path: Path | str) -> str | None:
     label = f"speed: {env.get('kernel_module', '?')} on {env.get('device_name', '?')}"
     if not data.get("timings_meaningful", False):
         label += " (interpreter smoke run: timings mean nothing)"
-    src = html.escape(str(plot), quote=True)
-    return f'<p class="nan-bench"><a href="{src}">{html.escape(label)}</a></p>'
+    return f'<p class="nan-bench"><a href="{esc(plot)}">{esc(label)}</a></p>'

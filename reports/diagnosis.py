@@ -19,16 +19,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from html import escape
 from typing import Any
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
+from harness.target import POISON  # what the direct launch's output holds before the kernel runs
+from reports.markup import esc
 from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS, from_text
 from verdict.record import CRASH, DEVICE_FAULT, REFUSED, TIMEOUT, Check, TestRecord, WrongRow
 
 SHOWN_CASES = 5
 B = ANCHOR_BLOCK_SIZE
-POISON = -0x5A5A5A5B  # harness.target.POISON: what the direct launch's output holds before the kernel runs
 INTERPRETER = "interpreter"  # a defect of the Triton interpreter the preflight measured: not the kernel's
 CATEGORIES: tuple[str, ...] = (INTERPRETER, "predicate", "traversal", "offsets", "accumulation", "output",
                                "side effects", "contract", "device", "unknown")
@@ -543,16 +543,16 @@ def _interpreter_note(found: Sequence[Diagnosis]) -> str:
     if not found or found[0].category != INTERPRETER:
         return ""
     rest = "" if len(found) == 1 else " Other failures are listed after it."
-    return (f'<p id="nan-interpreter-note"><b>FAIL on this interpreter:</b> {escape(found[0].name)}; its failures '
-            f"stay failures here, judge the kernel on a device or upcast to fp32 before comparing.{escape(rest)}</p>")
+    return (f'<p id="nan-interpreter-note"><b>FAIL on this interpreter:</b> {esc(found[0].name)}; its failures '
+            f"stay failures here, judge the kernel on a device or upcast to fp32 before comparing.{esc(rest)}</p>")
 
 
 def render(found: Sequence[Diagnosis]) -> str:
     if not found:
         return ""
     items = "".join(
-        f"<li><b>{escape(d.name)}</b> [{escape(d.category)}]: {escape(d.evidence)}"
-        f"{' — ' + escape(', '.join(d.cases[:SHOWN_CASES])) if d.cases else ''}"
+        f"<li><b>{esc(d.name)}</b> [{esc(d.category)}]: {esc(d.evidence)}"
+        f"{' — ' + esc(', '.join(d.cases[:SHOWN_CASES])) if d.cases else ''}"
         f"{f' (+{len(d.cases) - SHOWN_CASES} more)' if len(d.cases) > SHOWN_CASES else ''}</li>"
         for d in found
     )

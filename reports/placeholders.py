@@ -6,12 +6,12 @@ write never keep an earlier run's results.json, HTML or JUnit: a gate reading th
 """
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
 from reports import results
+from reports.markup import esc
 
 HTML = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>NaN-count precision: {title}</title></head>
 <body><h1>NaN-count precision: {title}</h1><p>This run started at {started} and has not written its report:
@@ -57,9 +57,9 @@ def write(paths: dict[str, Path | None], started: str, run_id: str | None,
 def html_page(started: str, interrupted: bool = False) -> str:
     """The placeholder page: not finished yet, or INCOMPLETE (interrupted) before its session started."""
     if interrupted:
-        return HTML.format(title="INCOMPLETE (interrupted)", started=escape(started),
+        return HTML.format(title="INCOMPLETE (interrupted)", started=esc(started),
                            how="it was interrupted (Ctrl-C or SIGTERM) before its tests started")
-    return HTML.format(title="run not finished", started=escape(started), how=RUNNING)
+    return HTML.format(title="run not finished", started=esc(started), how=RUNNING)
 
 
 def mark_junit_unfinished(path: Path, how: str) -> None:
