@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from nightly import nights
-from verdict.record import FAILED_OUTCOMES
+from reports.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = "tests/precision"
@@ -224,16 +224,14 @@ def run_mutation(night: Night, runner: Runner, budget_s: float) -> Step:
     return night.add(Step("mutation", "ran", line, code, argv))
 
 
-def refresh_durations(results_path: Path, durations: Path) -> int:
+def refresh_durations(run: Results, durations: Path) -> int:
     """Write this night's per-test durations (setup + call + teardown, what --store-durations stores) into the
     durations file pytest-split reads, keeping entries of tests this night did not run; returns entries written."""
-    doc = json.loads(results_path.read_text(encoding="utf-8"))
     try:
         known = json.loads(durations.read_text(encoding="utf-8")) if durations.is_file() else {}
     except ValueError:
         known = {}
-    fresh = {c["nodeid"]: float(c.get("duration") or 0.0) for c in doc["cases"]
-             if "::" in c["nodeid"] and c.get("outcome") not in ("pending", "skipped")}
+    fresh = {r.nodeid: r.duration for r in run.records if "::" in r.nodeid and r.outcome not in ("pending", "skipped")}
     known.update(fresh)
     durations.write_text(json.dumps(known, sort_keys=True, indent=4), encoding="utf-8")  # pytest-split's format
     return len(fresh)
@@ -243,20 +241,20 @@ def judge(night: Night, runner: Runner, available: Callable[[], tuple[bool, str]
           allow_coverage_loss: bool, threshold: float) -> int:
     """Compare the night with the previous one; without one, the night's own pass/fail."""
     results_path = night.folder / "results.json"
-    doc, why = nights.read_results(night.folder, night.run_id)
-    if doc is None:
+    run, why = nights.read_results(night.folder, night.run_id)
+    if run is None:
         night.add(Step("verdicts", "not judged", f"this night cannot be judged: {why}", 2))
         return 2
-    night.baseline = nights.previous(night.root, night.name, kernel=doc.get("kernel"), backend=doc.get("backend"),
+    night.baseline = nights.previous(night.root, night.name, kernel=run.kernel, backend=run.backend,
                                      selection=night.selection or None)
     for line in night.baseline.lines():
         print(f"nightly: {line}", flush=True)
     codes = []
-    failing = sum(1 for c in doc["cases"] if c.get("outcome") in FAILED_OUTCOMES)
+    failing = len(run.failing())
     if night.baseline.folder is None:
-        code = 1 if failing or doc.get("exitstatus") not in (0, None) else 0
+        code = 1 if failing or run.exitstatus not in (0, None) else 0
         night.add(Step("verdicts", "failed" if code else "passed",
-                       f"no previous night; {failing} failing test(s) of {len(doc['cases'])}", code))
+                       f"no previous night; {failing} failing test(s) of {len(run.records)}", code))
         codes.append(code)
     else:
         argv = [sys.executable, "-m", "reports.compare", str(night.baseline.folder / "results.json"), str(results_path)]
@@ -394,13 +392,13 @@ def finish(night: Night, args: argparse.Namespace, durations: Path, runner: Runn
     result = judge(night, runner, available, allow_coverage_loss=args.allow_coverage_loss,
                    threshold=args.bench_threshold)
     refresh = args.refresh_durations if args.refresh_durations is not None else night.device in ACCELERATORS
-    doc, _ = nights.read_results(night.folder, night.run_id)
-    if doc is None:
+    run, _ = nights.read_results(night.folder, night.run_id)
+    if run is None:
         night.add(Step("durations", "skipped", "the night did not finish"))
     elif not refresh:
         night.add(Step("durations", "skipped", f"not refreshed on {night.device} (--refresh-durations to force)"))
     else:
-        n = refresh_durations(night.folder / "results.json", durations)
+        n = refresh_durations(run, durations)
         shutil.copyfile(durations, night.folder / "test_durations.json")
         night.add(Step("durations", "ran", f"{n} test durations written to {durations}; commit it to rebalance shards"))
     verdict = {0: "OK", 1: "REGRESSION" if night.baseline and night.baseline.folder else "FAIL"}.get(result,
@@ -418,8 +416,8 @@ def check_shard_runs(shard_dirs: Sequence[Path]) -> None:
         expected = (nights.read_nightly(folder) or {}).get("run_id")
         if expected is None:
             continue  # a shard run by hand (pytest --splits): nothing to match
-        doc, why = nights.read_results(folder, expected)
-        if doc is None:
+        run, why = nights.read_results(folder, expected)
+        if run is None:
             raise MergeError(f"{folder.name}: {why}")
 
 
@@ -441,14 +439,14 @@ def merge_night(args: argparse.Namespace, root: Path, durations: Path, runner: R
         return 2
     try:
         check_shard_runs(shard_dirs)
-        doc = merge(folder, shard_dirs)
+        run = merge(folder, shard_dirs)
     except MergeError as exc:
         print(f"nightly: cannot merge the shards of {args.night}: {exc}", file=sys.stderr)
         night.add(Step("merge", "failed", str(exc), 2))
         night.write(2, "NOT JUDGED")
         return 2
-    night.add(Step("merge", "ran", f"{len(shard_dirs)} shards, {doc['collected']} tests, "
-                                   f"{'finished' if doc['finished'] else 'NOT finished'}"))
+    night.add(Step("merge", "ran", f"{len(shard_dirs)} shards, {run.collected} tests, "
+                                   f"{'finished' if run.finished else 'NOT finished'}"))
     for d in shard_dirs:  # the benchmark ran on the first shard's node
         if (d / "bench.json").is_file():
             for name in ("bench.json", "bench.png", "bench.log"):

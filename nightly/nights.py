@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from reports.compare import check_finished
-from reports.results import ResultsError, load
+from reports.results import Results, ResultsError, load
 
 NIGHT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}(-\d{6})?$")
 NIGHTLY_SCHEMA = "nan-harness-nightly/1"
@@ -50,24 +50,24 @@ def read_nightly(folder: Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) and doc.get("schema") == NIGHTLY_SCHEMA else None
 
 
-def read_results(folder: Path, run_id: str | None = None) -> tuple[dict[str, Any] | None, str]:
+def read_results(folder: Path, run_id: str | None = None) -> tuple[Results | None, str]:
     """(results document, '') or (None, why it cannot be judged or used as a baseline); with run_id, only the
     results.json that the pytest run given that id wrote (an earlier run's file in the folder is refused)."""
     path = folder / "results.json"
     if not path.is_file():
         return None, "no results.json"
     try:
-        doc = load(path)
+        run = load(path)
     except ResultsError as exc:
         return None, str(exc).replace(f"{path}: ", "")
-    if run_id is not None and doc.get("run_id") != run_id:
-        return None, (f"results.json holds run {doc.get('run_id')!r}, not this night's run {run_id!r}: the suite "
+    if run_id is not None and run.run_id != run_id:
+        return None, (f"results.json holds run {run.run_id!r}, not this night's run {run_id!r}: the suite "
                       "did not write it (it stopped before writing anything)")
     try:
-        check_finished(doc, path)
+        check_finished(run, path)
     except ResultsError as exc:
         return None, str(exc).replace(f"{path}: ", "")
-    return doc, ""
+    return run, ""
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ class Baseline:
     """The previous night chosen for a night, and every newer folder passed over with its reason."""
 
     folder: Path | None
-    doc: dict[str, Any] | None
+    run: Results | None
     passed_over: tuple[tuple[str, str], ...] = ()
 
     def lines(self) -> list[str]:
@@ -87,12 +87,12 @@ class Baseline:
         return out
 
 
-def foreign(doc: dict[str, Any], kernel: str | None, backend: str | None) -> str:
+def foreign(run: Results, kernel: str | None, backend: str | None) -> str:
     """Why a finished run is not comparable with this night ('' when it is)."""
-    if kernel is not None and doc.get("kernel") not in (None, kernel):
-        return f"foreign run: kernel {doc.get('kernel')}, this night runs {kernel}"
-    if backend is not None and doc.get("backend") not in (None, backend):
-        return f"foreign run: backend {doc.get('backend')}, this night runs on {backend}"
+    if kernel is not None and run.kernel not in (None, kernel):
+        return f"foreign run: kernel {run.kernel}, this night runs {kernel}"
+    if backend is not None and run.backend not in (None, backend):
+        return f"foreign run: backend {run.backend}, this night runs on {backend}"
     return ""
 
 
@@ -103,15 +103,15 @@ def previous(root: Path, name: str, *, kernel: str | None, backend: str | None,
     for folder in reversed(nights(root)):
         if folder.name >= name:
             continue
-        doc, why = read_results(folder)
-        if doc is not None:
-            why = foreign(doc, kernel, backend)
-        if doc is not None and not why and selection is not None:
+        run, why = read_results(folder)
+        if run is not None:
+            why = foreign(run, kernel, backend)
+        if run is not None and not why and selection is not None:
             other = (read_nightly(folder) or {}).get("selection")
             if other is not None and other != selection:
                 why = f"foreign run: another selection ({other}), this night runs {selection}"
         if why:
             skipped.append((folder.name, why))
             continue
-        return Baseline(folder, doc, tuple(skipped))
+        return Baseline(folder, run, tuple(skipped))
     return Baseline(None, None, tuple(skipped))

@@ -15,16 +15,15 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from html import escape
 from pathlib import Path
 from typing import Any
 
 from nightly.nights import nights, read_nightly
-from reports.compare import why
-from reports.results import ResultsError, load, write_text_atomic
-from verdict.record import FAILED_OUTCOMES
+from reports.markup import esc
+from reports.results import Results, ResultsError, load, write_text_atomic
+from reports.text import why
+from verdict.record import TestRecord
 
-BAD = FAILED_OUTCOMES
 DEFAULT_LAST = 14
 VERDICT_COLOURS = {"pass": "#4caf50", "not_run": "#bdbdbd", "waived": "#7e9bd8", "refused": "#ff9800",
                    "wrong_counts": "#e53935", "side_effect": "#8e24aa", "call_site": "#6d4c41", "error": "#fb8c00",
@@ -33,42 +32,44 @@ VERDICT_COLOURS = {"pass": "#4caf50", "not_run": "#bdbdbd", "waived": "#7e9bd8",
 
 @dataclass
 class NightData:
+    """One night folder: its results (None when unreadable, with the reason), benchmark and nightly.json."""
+
     name: str
     folder: Path
-    doc: dict[str, Any] | None
+    run: Results | None
     problem: str = ""  # why results.json could not be read
     bench: dict[str, Any] | None = None
     nightly: dict[str, Any] | None = None
 
     @property
-    def cases(self) -> dict[str, dict[str, Any]]:
-        return {c["nodeid"]: c for c in (self.doc or {}).get("cases", [])}
+    def records(self) -> dict[str, TestRecord]:
+        return self.run.by_nodeid() if self.run else {}
 
     @property
     def commit(self) -> str:
-        return str(((self.doc or {}).get("environment") or {}).get("Kernel commit") or "unknown")
+        return (self.run.environment.get("Kernel commit") if self.run else None) or "unknown"
 
     @property
     def finished(self) -> bool:
-        return bool((self.doc or {}).get("finished"))
+        return bool(self.run and self.run.finished)
 
     @property
     def verdicts(self) -> dict[str, int]:
-        return dict((self.doc or {}).get("verdicts") or {})
+        return dict(self.run.verdicts) if self.run else {}
 
     @property
     def failing(self) -> list[str]:
-        return sorted(n for n, c in self.cases.items() if c.get("outcome") in BAD)
+        return sorted(r.nodeid for r in self.run.failing()) if self.run else []
 
 
 @dataclass
 class Change:
-    """What changed from one night to the next."""
+    """What changed from one night to the next: each test with its outcome the night before."""
 
     before: NightData
     after: NightData
-    newly_failing: list[dict[str, Any]] = field(default_factory=list)
-    newly_fixed: list[dict[str, Any]] = field(default_factory=list)
+    newly_failing: list[tuple[TestRecord, str]] = field(default_factory=list)
+    newly_fixed: list[tuple[TestRecord, str]] = field(default_factory=list)
 
     @property
     def commit_changed(self) -> bool:
@@ -83,7 +84,7 @@ def short(commit: str) -> str:
 def read_night(folder: Path) -> NightData:
     night = NightData(folder.name, folder, None, nightly=read_nightly(folder))
     try:
-        night.doc = load(folder / "results.json")
+        night.run = load(folder / "results.json")
     except ResultsError as exc:
         night.problem = str(exc).replace(f"{folder / 'results.json'}: ", "")
     try:
@@ -98,16 +99,16 @@ def read_night(folder: Path) -> NightData:
 def changes(history: Sequence[NightData]) -> list[Change]:
     """Newly failing (failed or error now, not the night before) and newly fixed (failing before, passed now)."""
     out = []
-    readable = [n for n in history if n.doc is not None]
+    readable = [n for n in history if n.run is not None]
     for before, after in zip(readable, readable[1:]):
-        old, new = before.cases, after.cases
+        old, new = before.records, after.records
         ch = Change(before, after)
-        for nodeid, case in sorted(new.items()):
-            was = old.get(nodeid, {}).get("outcome")
-            if case.get("outcome") in BAD and was not in BAD:
-                ch.newly_failing.append({**case, "was": was or "absent"})
-            elif case.get("outcome") == "passed" and was in BAD:
-                ch.newly_fixed.append({**case, "was": was})
+        for nodeid, record in sorted(new.items()):
+            was = old[nodeid] if nodeid in old else None
+            if record.failed and not (was and was.failed):
+                ch.newly_failing.append((record, was.outcome if was else "absent"))
+            elif record.outcome == "passed" and was and was.failed:
+                ch.newly_fixed.append((record, was.outcome))
         out.append(ch)
     return out
 
@@ -147,8 +148,8 @@ def plot(history: Sequence[NightData], series: dict[str, dict[str, dict[str, flo
         bottom = [b + h for b, h in zip(bottom, heights)]
     for i, n in enumerate(history):  # failures are few next to hundreds of passes: say how many on each bar
         ax.text(i, bottom[i], f"{len(n.failing)} failing", ha="center", va="bottom", fontsize=8)
-        if n.doc is None or not n.finished:
-            ax.text(i, max(bottom or [1]) * 0.02, "not finished" if n.doc is not None else "no results",
+        if n.run is None or not n.finished:
+            ax.text(i, max(bottom or [1]) * 0.02, "not finished" if n.run is not None else "no results",
                     rotation=90, ha="center", va="bottom", fontsize=8)
         if i and n.commit != history[i - 1].commit:
             ax.axvline(i - 0.5, color="#333", linestyle="--", linewidth=1)
@@ -174,49 +175,45 @@ def plot(history: Sequence[NightData], series: dict[str, dict[str, dict[str, flo
     plt.close(fig)
 
 
-def _t(value: object) -> str:
-    return escape("" if value is None else str(value))
-
-
 def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
          series: dict[str, dict[str, dict[str, float]]], png: str) -> str:
     verdict_names = [v for v in VERDICT_COLOURS if any(n.verdicts.get(v) for n in history)]
-    head = "".join(f"<th>{_t(v.replace('_', ' '))}</th>" for v in verdict_names)
+    head = "".join(f"<th>{esc(v.replace('_', ' '))}</th>" for v in verdict_names)
     by_after = {c.after.name: c for c in found}
     rows = []
     for i, n in enumerate(history):
         ch = by_after.get(n.name)
-        changed = i > 0 and n.doc is not None and history[i - 1].doc is not None and n.commit != history[i - 1].commit
-        state = ("no results: " + n.problem) if n.doc is None else ("finished" if n.finished
-                                                                   else f"NOT finished ({n.doc.get('ended')})")
-        if n.doc is not None:
-            state += f"; kernel {n.doc.get('kernel')} on {n.doc.get('backend')}"
+        changed = i > 0 and n.run is not None and history[i - 1].run is not None and n.commit != history[i - 1].commit
+        state = ("no results: " + n.problem) if n.run is None else ("finished" if n.finished
+                                                                   else f"NOT finished ({n.run.ended})")
+        if n.run is not None:
+            state += f"; kernel {n.run.kernel} on {n.run.backend}"
         judged = (n.nightly or {}).get("verdict", "")
         base = (n.nightly or {}).get("baseline")
         counts = "".join(f"<td>{n.verdicts.get(v, 0)}</td>" for v in verdict_names)
         rows.append(
-            f'<tr data-night="{_t(n.name)}"><td><a href="{_t(n.name)}/precision.html">{_t(n.name)}</a></td>'
-            f'<td class="{"nan-commit-changed" if changed else ""}"><code>{_t(short(n.commit))}</code>'
-            f"{' <b>changed</b>' if changed else ''}</td><td>{_t(state)}</td>{counts}"
+            f'<tr data-night="{esc(n.name)}"><td><a href="{esc(n.name)}/precision.html">{esc(n.name)}</a></td>'
+            f'<td class="{"nan-commit-changed" if changed else ""}"><code>{esc(short(n.commit))}</code>'
+            f"{' <b>changed</b>' if changed else ''}</td><td>{esc(state)}</td>{counts}"
             f"<td>{len(n.failing)}</td><td>{len(ch.newly_failing) if ch else ''}</td>"
             f"<td>{len(ch.newly_fixed) if ch else ''}</td>"
-            f"<td>{_t(judged)}{' vs ' + _t(base) if base else ''}</td></tr>")
+            f"<td>{esc(judged)}{' vs ' + esc(base) if base else ''}</td></tr>")
     table = (f'<table id="nan-nights"><thead><tr><th>night</th><th>kernel commit</th><th>run</th>{head}'
              "<th>failing</th><th>newly failing</th><th>newly fixed</th><th>nightly verdict</th></tr></thead>"
              f"<tbody>{''.join(rows)}</tbody></table>")
     sections = []
     for ch in found:
-        commit = (f"kernel commit changed: <code>{_t(short(ch.before.commit))}</code> &rarr; "
-                  f"<code>{_t(short(ch.after.commit))}</code>" if ch.commit_changed
-                  else f"same kernel commit <code>{_t(short(ch.after.commit))}</code>")
+        commit = (f"kernel commit changed: <code>{esc(short(ch.before.commit))}</code> &rarr; "
+                  f"<code>{esc(short(ch.after.commit))}</code>" if ch.commit_changed
+                  else f"same kernel commit <code>{esc(short(ch.after.commit))}</code>")
         partial = ("" if ch.before.finished and ch.after.finished
                    else " (a night did not finish: the lists may be partial)")
-        failing = "".join(f"<li><b>{_t(c.get('verdict', c.get('outcome')))}</b> <code>{_t(c['nodeid'])}</code> "
-                          f"(was {_t(c['was'])}): {_t(why(c))}</li>" for c in ch.newly_failing)
-        fixed = "".join(f"<li><code>{_t(c['nodeid'])}</code> (was {_t(c['was'])})</li>" for c in ch.newly_fixed)
+        failing = "".join(f"<li><b>{esc(r.verdict)}</b> <code>{esc(r.nodeid)}</code> "
+                          f"(was {esc(was)}): {esc(why(r))}</li>" for r, was in ch.newly_failing)
+        fixed = "".join(f"<li><code>{esc(r.nodeid)}</code> (was {esc(was)})</li>" for r, was in ch.newly_fixed)
         sections.append(
-            f'<section class="nan-change" data-from="{_t(ch.before.name)}" data-to="{_t(ch.after.name)}">'
-            f"<h3>{_t(ch.before.name)} &rarr; {_t(ch.after.name)}{_t(partial)}</h3><p>{commit}</p>"
+            f'<section class="nan-change" data-from="{esc(ch.before.name)}" data-to="{esc(ch.after.name)}">'
+            f"<h3>{esc(ch.before.name)} &rarr; {esc(ch.after.name)}{esc(partial)}</h3><p>{commit}</p>"
             f'<p>newly failing: {len(ch.newly_failing)}</p><ul class="nan-newly-failing">{failing}</ul>'
             f'<p>newly fixed: {len(ch.newly_fixed)}</p><ul class="nan-newly-fixed">{fixed}</ul></section>')
     bench = ""
@@ -224,21 +221,21 @@ def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
         names = [n.name for n in history]
         shown = [n for n in names if any(n in per for per in series.values())]
         brows = "".join(
-            f"<tr><td>{_t(key)}</td>" + "".join(
+            f"<tr><td>{esc(key)}</td>" + "".join(
                 f"<td>{per[n]['roofline_fraction']:.2f} / {per[n]['speedup_vs_anchor']:.2f}x</td>" if n in per
                 else "<td>–</td>" for n in shown) + "</tr>"
             for key, per in sorted(series.items()))
         bench = ("<h2>Benchmark ratios per shape</h2><p>each cell: share of the read roofline (roofline time / kernel "
                  "time) / speed-up over the anchor kernel; nights without bench.json, or with interpreter timings, "
                  'are left out</p><table id="nan-bench-trend"><thead><tr><th>shape</th>'
-                 + "".join(f"<th>{_t(n)}</th>" for n in shown) + f"</tr></thead><tbody>{brows}</tbody></table>")
+                 + "".join(f"<th>{esc(n)}</th>" for n in shown) + f"</tr></thead><tbody>{brows}</tbody></table>")
     return (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>NaN-count nightly trend</title><style>'
         "body{font-family:Helvetica,Arial,sans-serif;font-size:13px;color:#111;margin:16px}"
         "table{border-collapse:collapse;margin:6px 0 14px}td,th{border:1px solid #aaa;padding:2px 6px;font-size:12px}"
         ".nan-commit-changed{background:#fff3c4}</style></head><body>\n"
-        f"<h1>NaN-count nightly trend</h1><p>{len(history)} night(s) under <code>{_t(root)}</code>, oldest first</p>\n"
-        f'<p><img src="{_t(png)}" alt="verdicts per night and benchmark ratios"></p>\n'
+        f"<h1>NaN-count nightly trend</h1><p>{len(history)} night(s) under <code>{esc(root)}</code>, oldest first</p>\n"
+        f'<p><img src="{esc(png)}" alt="verdicts per night and benchmark ratios"></p>\n'
         f"<h2>Nights</h2>\n{table}\n<h2>Changes between consecutive nights</h2>\n"
         f"{''.join(sections) or '<p>one night only</p>'}\n"
         f"{bench}\n</body></html>\n"
@@ -258,7 +255,7 @@ def build(root: Path, out: Path, last: int = DEFAULT_LAST) -> Path:
     # links to each night's report are relative to ROOT; from elsewhere they point at the folders themselves
     if out.resolve() != root.resolve():
         for f in folders:
-            html = html.replace(f'href="{escape(f.name)}/', f'href="{escape(_rel(f, out))}/')
+            html = html.replace(f'href="{esc(f.name)}/', f'href="{esc(_rel(f, out))}/')
     write_text_atomic(out / "trend.html", html)
     return out / "trend.html"
 

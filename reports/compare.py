@@ -11,11 +11,10 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from reports.results import ResultsError, load
-from reports.text import short_message
-from verdict.record import FAILED_OUTCOMES
+from reports.results import Results, ResultsError, load
+from reports.text import short_message, why
+from verdict.record import FAILED_OUTCOMES, TestRecord
 
 BAD = FAILED_OUTCOMES
 GOOD = ("passed",)
@@ -23,21 +22,20 @@ GOOD = ("passed",)
 
 @dataclass
 class Diff:
-    """Cases of two results files sorted into what changed."""
+    """Tests of two results files sorted into what changed."""
 
-    regressions: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
-    fixes: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
-    changed: list[tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=list)
-    new: list[dict[str, Any]] = field(default_factory=list)
-    missing: list[dict[str, Any]] = field(default_factory=list)
-    coverage_lost: list[tuple[dict[str, Any], dict[str, Any] | None]] = field(default_factory=list)
+    regressions: list[tuple[TestRecord, TestRecord]] = field(default_factory=list)
+    fixes: list[tuple[TestRecord, TestRecord]] = field(default_factory=list)
+    changed: list[tuple[TestRecord, TestRecord]] = field(default_factory=list)
+    new: list[TestRecord] = field(default_factory=list)
+    missing: list[TestRecord] = field(default_factory=list)
+    coverage_lost: list[tuple[TestRecord, TestRecord | None]] = field(default_factory=list)
     unchanged: int = 0
 
 
-def diff(baseline: dict[str, Any], current: dict[str, Any]) -> Diff:
-    """Match cases by node id and classify each outcome change."""
-    before = {c["nodeid"]: c for c in baseline["cases"]}
-    after = {c["nodeid"]: c for c in current["cases"]}
+def diff(baseline: Results, current: Results) -> Diff:
+    """Match tests by node id and classify each outcome change."""
+    before, after = baseline.by_nodeid(), current.by_nodeid()
     d = Diff()
     for nodeid in sorted(before.keys() | after.keys()):
         old, new = before.get(nodeid), after.get(nodeid)
@@ -45,34 +43,19 @@ def diff(baseline: dict[str, Any], current: dict[str, Any]) -> Diff:
             d.new.append(new)  # type: ignore[arg-type]
         elif new is None:
             d.missing.append(old)
-            if old["outcome"] in GOOD:
+            if old.outcome in GOOD:
                 d.coverage_lost.append((old, None))
-        elif old["outcome"] in GOOD and new["outcome"] in BAD:
+        elif old.outcome in GOOD and new.outcome in BAD:
             d.regressions.append((old, new))
-        elif old["outcome"] in BAD + ("xfailed",) and new["outcome"] in GOOD:
+        elif old.outcome in BAD + ("xfailed",) and new.outcome in GOOD:
             d.fixes.append((old, new))
-        elif old["outcome"] != new["outcome"]:
+        elif old.outcome != new.outcome:
             d.changed.append((old, new))
-            if old["outcome"] in GOOD and new["outcome"] in ("skipped", "pending"):
+            if old.outcome in GOOD and new.outcome in ("skipped", "pending"):
                 d.coverage_lost.append((old, new))
         else:
             d.unchanged += 1
     return d
-
-
-def why(case: dict[str, Any]) -> str:
-    """First wrong row, else the failure's telling line."""
-    rows = case.get("wrong_rows") or []
-    if rows:
-        w = rows[0]
-        if w.get("row") is None:
-            text = str(w.get("label", ""))
-        else:
-            text = f"row {w['row']}: expected {w['expected']}, got {w['got']}"
-            text += f" [{w['label']}]" if w.get("label") else ""
-        more = len(rows) - 1
-        return text + (f" (+{more} more wrong row(s))" if more > 0 else "")
-    return short_message(str(case.get("message") or ""))
 
 
 def render(d: Diff, baseline_path: str, current_path: str, n_before: int, n_after: int) -> str:
@@ -85,28 +68,28 @@ def render(d: Diff, baseline_path: str, current_path: str, n_before: int, n_afte
 
     section(
         "REGRESSIONS (passed -> failed)",
-        [f"{new['nodeid']}  {old['outcome']} -> {new['outcome']}: {why(new)}".rstrip(": ") for old, new in d.regressions],
+        [f"{new.nodeid}  {old.outcome} -> {new.outcome}: {why(new)}".rstrip(": ") for old, new in d.regressions],
     )
-    section("FIXES (failed -> passed)", [f"{new['nodeid']}  {old['outcome']} -> {new['outcome']}" for old, new in d.fixes])
+    section("FIXES (failed -> passed)", [f"{new.nodeid}  {old.outcome} -> {new.outcome}" for old, new in d.fixes])
     section(
         "OTHER OUTCOME CHANGES",
-        [f"{new['nodeid']}  {old['outcome']} -> {new['outcome']}" for old, new in d.changed],
+        [f"{new.nodeid}  {old.outcome} -> {new.outcome}" for old, new in d.changed],
     )
-    section("NEW CASES", [f"{c['nodeid']}  ({c['outcome']})" for c in d.new])
-    section("MISSING CASES", [f"{c['nodeid']}  (was {c['outcome']})" for c in d.missing])
+    section("NEW CASES", [f"{c.nodeid}  ({c.outcome})" for c in d.new])
+    section("MISSING CASES", [f"{c.nodeid}  (was {c.outcome})" for c in d.missing])
     section("COVERAGE LOST (passed -> skipped or missing)",
-            [f"{old['nodeid']}  passed -> {new['outcome'] if new else 'missing'}"
-             + (f": {short_message(str(new.get('message') or ''))}" if new and new.get("message") else "")
+            [f"{old.nodeid}  passed -> {new.outcome if new else 'missing'}"
+             + (f": {short_message(new.message)}" if new and new.message else "")
              for old, new in d.coverage_lost])
     out.append(f"unchanged: {d.unchanged}")
     return "\n".join(out)
 
 
-def check_finished(doc: dict[str, Any], path: Path) -> None:
+def check_finished(run: Results, path: Path) -> None:
     """A run that did not finish, or has no cases, cannot be judged: it would look like no regressions."""
-    if not doc["finished"]:
-        raise ResultsError(f"{path}: the run did not finish ({doc['ended']}); it cannot be compared")
-    if not doc["cases"]:
+    if not run.finished:
+        raise ResultsError(f"{path}: the run did not finish ({run.ended}); it cannot be compared")
+    if not run.records:
         raise ResultsError(f"{path}: the run recorded no tests; it cannot be compared")
 
 
@@ -130,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     d = diff(baseline, current)
-    print(render(d, str(args.baseline), str(args.current), len(baseline["cases"]), len(current["cases"])))
+    print(render(d, str(args.baseline), str(args.current), len(baseline.records), len(current.records)))
     lost = 0 if args.allow_coverage_loss else len(d.coverage_lost)
     if d.regressions or lost:
         print(f"FAIL: {len(d.regressions)} regression(s), {lost} case(s) of coverage lost")

@@ -1,91 +1,28 @@
-"""pytest-html hooks: title, environment table, per-case columns, wrong-row extras, and the summary at the top.
+"""pytest-html hooks: title, per-case columns, wrong-row extras, and the page's first screen: the verdict.
 
-Everything is built on the controller from test reports, so a run under xdist shows what a serial run shows.
-Text from kernels, ids and messages is escaped here: pytest-html's table cells and environment values are HTML.
+pytest-html's template puts its environment table at the top; the verdict, tally, gaps, diagnosis and failures come
+first here (the summary's prefix), then the environment, which this plugin takes out of pytest-html's table and
+shows itself. Everything is built on the controller from test reports, so a run under xdist shows what a serial run
+shows. Text from kernels, ids and messages is escaped (reports.markup): pytest-html's table cells are HTML.
 """
 from __future__ import annotations
 
-from html import escape
+import re
 from typing import Any
 
 import pytest
 
 from reports import summary
 from reports.collector import record_of_report
+from reports.markup import esc
 from reports.plugin import COLLECTOR_KEY, is_controller
+from reports.tables import CASE_COLUMNS, case_cells, environment_table, failure_details
 from verdict.record import TestRecord
 from harness.run import RUN_INFO_KEY, RunInfo
 
-SHOWN_WRONG_ROWS = 200  # rows spelled out in a case's expanded section; results.json has them all
-COLUMNS: tuple[tuple[str, str], ...] = (
-    ("dtype", "dtype"),
-    ("layout", "layout"),
-    ("shape", "shape"),
-    ("nan", "NaN frac / class"),
-    ("path", "path"),
-    ("verdict", "verdict"),
-    ("expected", "expected total"),
-    ("got", "got total"),
-    ("wrong", "rows wrong"),
-)
-
-
-def _text(value: object) -> str:
-    return "" if value is None else escape(str(value))
-
-
-def case_cells(report: pytest.TestReport) -> list[str]:
-    """The per-case cells of one report: parameters from its check records, else from its id."""
-    result = record_of_report(report)
-    p = result.params
-    wrong = sum(1 for w in result.wrong_rows if w.get("row") is not None)
-    values = {
-        "dtype": p.dtype if p else "",
-        "layout": p.layout if p else "",
-        "shape": "x".join(str(n) for n in p.shape) if p else "",
-        "nan": p.detail if p else "",
-        "path": result.path,
-        "verdict": result.verdict.replace("_", " ") if report.when == "call" or report.failed else "",
-        "expected": result.expected_total,
-        "got": result.got_total,
-        "wrong": wrong if result.checks else "",
-    }
-    return [f'<td class="col-{key}">{_text(values[key])}</td>' for key, _ in COLUMNS]
-
-
-def wrong_rows_html(report: pytest.TestReport) -> str:
-    """The expanded section of a failing case: problems, then each wrong row with expected, got and label."""
-    checks = [c for c in record_of_report(report).checks if not c.ok]
-    if not checks:
-        return ""
-    parts = ['<div class="nan-wrong-rows">']
-    for c in checks:
-        parts.append(
-            f"<p><b>case {_text(c.params.case_id)}</b> ({_text(c.path)}, seed {_text(c.params.seed)}): "
-            f"{_text(c.verdict.replace('_', ' '))}; expected total {_text(c.expected_total)}, "
-            f"got {_text(c.got_total)}</p>"
-        )
-        if c.input_desc:
-            parts.append(f"<p>input: {_text(c.input_desc)}</p>")
-        if c.refusal:
-            parts.append(f"<p>raised: {_text(c.refusal)}</p>")
-        if c.problems:
-            parts.append("<ul>" + "".join(f"<li>{_text(p)}</li>" for p in c.problems) + "</ul>")
-        if c.wrong_rows:
-            rows = "".join(
-                f"<tr><td>{_text(w.row)}</td><td>{_text(w.expected)}</td>"
-                f"<td>{_text(w.got)}</td><td>{_text(w.label)}</td></tr>"
-                for w in c.wrong_rows[:SHOWN_WRONG_ROWS]
-            )
-            more = len(c.wrong_rows) - SHOWN_WRONG_ROWS
-            tail = f'<tr><td colspan="4">... and {more} more (see results.json)</td></tr>' if more > 0 else ""
-            parts.append(
-                '<table class="nan-wrong-rows-table" border="1" cellpadding="3">'
-                "<thead><tr><th>row</th><th>expected</th><th>got</th><th>label (IEEE class, bits)</th></tr></thead>"
-                f"<tbody>{rows}{tail}</tbody></table>"
-            )
-    parts.append("</div>")
-    return "".join(parts)
+# pytest-html's template draws its environment table above everything; ours follows the verdict, so theirs is hidden
+HIDE_TOP_ENVIRONMENT = "<style>#environment-header,#environment{display:none}</style>"
+NOISE = ("Packages", "Plugins")  # pytest's own versions: not what a reviewer of a kernel needs
 
 
 def _html_report_plugin(config: pytest.Config) -> Any | None:
@@ -106,18 +43,18 @@ class PrecisionHtml:
         report.title = f"NaN-count precision: {self.info.kernel_module}"  # the template escapes the title
 
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
-        ours = [f'<th class="sortable" data-column-type="{key}">{escape(label)}</th>' for key, label in COLUMNS]
+        ours = [f'<th class="sortable" data-column-type="{key}">{esc(label)}</th>' for key, label in CASE_COLUMNS]
         cells[2:2] = ours
 
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         test_id = report.nodeid + (f"::{report.when}" if report.when not in ("call", None) else "")
-        cells[1] = f'<td class="col-testId">{escape(test_id)}</td>'  # pytest-html leaves ids unescaped
-        cells[2:2] = case_cells(report)
+        cells[1] = f'<td class="col-testId">{esc(test_id)}</td>'  # pytest-html leaves ids unescaped
+        cells[2:2] = case_cells(record_of_report(report), show_verdict=report.when == "call" or report.failed)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.failed:
-            table = wrong_rows_html(report)
+            table = failure_details(record_of_report(report))
             if table:
                 from pytest_html import extras
 
@@ -140,6 +77,8 @@ class PrecisionHtml:
                                     session: pytest.Session) -> None:
         if COLLECTOR_KEY in self.config.stash:
             prefix.append(render_summary(self.config, session))
+            environment = take_environment(self.config, self.info.environment)
+            prefix.append(HIDE_TOP_ENVIRONMENT + environment_table(environment))
 
 
 def render_summary(config: pytest.Config, session: pytest.Session) -> str:
@@ -178,11 +117,18 @@ def bench_link(config: pytest.Config) -> str:
 def pytest_configure(config: pytest.Config) -> None:
     if RUN_INFO_KEY not in config.stash or not config.pluginmanager.hasplugin("html") or not is_controller(config):
         return
+    config.pluginmanager.register(PrecisionHtml(config, config.stash[RUN_INFO_KEY]), "nan-precision-html")
+
+
+def take_environment(config: pytest.Config, ours: dict[str, str]) -> dict[str, str]:
+    """pytest-metadata's entries (less pytest's own versions) and the run's environment, redacted as pytest-html
+    would (its environment_table_redact_list). pytest-html's own table, filled at its sessionstart and again by
+    pytest-metadata as xdist workers go down, is emptied here, just before pytest-html writes the page."""
     from pytest_metadata.plugin import metadata_key
 
     meta = config.stash[metadata_key]
-    for noise in ("Packages", "Plugins"):  # pytest's own versions push the verdict off the first screen
-        meta.pop(noise, None)
-    for key, value in config.stash[RUN_INFO_KEY].environment.items():
-        meta[key] = escape(value)  # pytest-html renders environment values as HTML
-    config.pluginmanager.register(PrecisionHtml(config, config.stash[RUN_INFO_KEY]), "nan-precision-html")
+    environment = {str(k): str(v) for k, v in meta.items() if k not in NOISE}
+    environment.update(ours)
+    meta.clear()
+    redact = [re.compile(pattern) for pattern in config.getini("environment_table_redact_list")]
+    return {k: "\u2593" * len(v) if any(r.match(k) for r in redact) else v for k, v in environment.items()}

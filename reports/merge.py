@@ -21,16 +21,17 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 from pathlib import Path
 from typing import Any
 
 from reports import results, summary
+from reports.markup import esc
 from reports.plugin import EXIT_WORDS
-from reports.results import ResultsError
+from reports.results import Results, ResultsError
+from reports.tables import CASE_COLUMNS, case_cells, environment_table, failure_details
+from reports.text import short_message, why
 from verdict.record import TestRecord
 
-SHOWN_WRONG_ROWS = 50  # per failing test on the merged page; results.json has them all
 # what every shard of one suite must share (the partition is only consistent when these agree)
 SPLIT_KEYS = ("splits", "algorithm", "durations_sha256", "selection")
 
@@ -41,12 +42,14 @@ class MergeError(ValueError):
 
 @dataclass(frozen=True)
 class Shard:
+    """One shard folder's results, read through the one validator."""
+
     folder: Path
-    doc: dict[str, Any]
+    run: Results
 
     @property
     def info(self) -> dict[str, Any]:
-        return self.doc["shard"]
+        return self.run.shard or {}
 
     @property
     def group(self) -> int:
@@ -61,18 +64,18 @@ def load_shard(folder: Path) -> Shard:
     """A shard folder's results.json, refusing what is not one shard of a split run."""
     path = folder / "results.json"
     try:
-        doc = results.load(path)
+        run = results.load(path)
     except ResultsError as exc:
         raise MergeError(str(exc)) from exc
-    if "shards" in doc:
+    if run.shards is not None:
         raise MergeError(f"{path}: already a merged run; merge the shard folders themselves")
-    info = doc.get("shard")
+    info = run.shard
     if not isinstance(info, dict) or not info.get("group") or not info.get("splits"):
         raise MergeError(f"{path}: not a shard (the run had no --splits N --group i); merge only shard folders")
-    return Shard(folder, doc)
+    return Shard(folder, run)
 
 
-def check(shards: Sequence[Shard]) -> None:
+def check_partition(shards: Sequence[Shard]) -> None:
     """Refuse shards that are not the complete, disjoint partition of one run of one kernel on one backend."""
     if not shards:
         raise MergeError("no shard folders given")
@@ -82,11 +85,11 @@ def check(shards: Sequence[Shard]) -> None:
             if s.info.get(key) != first.info.get(key):
                 raise MergeError(f"shards were split differently: {key} is {first.info.get(key)!r} in {first.label} "
                                  f"but {s.info.get(key)!r} in {s.label}")
-    identity = (("kernel", lambda d: d.get("kernel")),
-                ("kernel commit", lambda d: (d.get("environment") or {}).get("Kernel commit")),
-                ("backend", lambda d: d.get("backend")))
+    identity = (("kernel", lambda r: r.kernel),
+                ("kernel commit", lambda r: r.environment.get("Kernel commit")),
+                ("backend", lambda r: r.backend))
     for name, value_of in identity:
-        known = [(s, value_of(s.doc)) for s in shards if value_of(s.doc) is not None]
+        known = [(s, value_of(s.run)) for s in shards if value_of(s.run) is not None]
         values = {v for _, v in known}
         if len(values) > 1:
             listing = "; ".join(f"{s.label}: {v}" for s, v in known)
@@ -107,17 +110,17 @@ def check(shards: Sequence[Shard]) -> None:
         raise MergeError(f"shard group(s) {extra} outside 1..{splits}")
     owner: dict[str, Shard] = {}
     for s in shards:
-        for case in s.doc["cases"]:
-            other = owner.setdefault(case["nodeid"], s)
+        for r in s.run.records:
+            other = owner.setdefault(r.nodeid, s)
             if other is not s:
-                raise MergeError(f"{case['nodeid']} is in two shards: {other.label} and {s.label}")
+                raise MergeError(f"{r.nodeid} is in two shards: {other.label} and {s.label}")
 
 
 def _environment(shards: Sequence[Shard]) -> dict[str, str]:
     """The first shard's environment; a key whose value differs between nodes lists each distinct value."""
     env: dict[str, str] = {}
     for s in shards:
-        for key, value in s.doc.get("environment", {}).items():
+        for key, value in s.run.environment.items():
             values = env.get(key, "").split(" | ") if key in env else []
             if str(value) not in values:
                 env[key] = " | ".join([*values, str(value)])
@@ -125,7 +128,7 @@ def _environment(shards: Sequence[Shard]) -> dict[str, str]:
 
 
 def _exitstatus(shards: Sequence[Shard]) -> int | None:
-    codes = [s.doc.get("exitstatus") for s in shards]
+    codes = [s.run.exitstatus for s in shards]
     if any(c is None for c in codes):
         return None
     odd = [int(c) for c in codes if int(c) not in (0, 1)]
@@ -133,38 +136,37 @@ def _exitstatus(shards: Sequence[Shard]) -> int | None:
 
 
 def merge_docs(shards: Sequence[Shard]) -> dict[str, Any]:
-    """The merged results document (after `check`)."""
+    """The merged results document (after `check_partition`)."""
     from reports.diagnosis import diagnose
 
     shards = sorted(shards, key=lambda s: s.group)
-    records = sorted((r for s in shards for r in results.records(s.doc)), key=lambda r: r.nodeid)
-    finished = all(bool(s.doc.get("finished")) for s in shards)
+    records = sorted((r for s in shards for r in s.run.records), key=lambda r: r.nodeid)
+    finished = all(s.run.finished for s in shards)
     status = _exitstatus(shards)
     if finished:
         how = EXIT_WORDS.get(int(status), f"exit status {status}") if status is not None else "finished"
     else:
-        how = "; ".join(f"shard {s.group}/{s.info['splits']} {s.doc.get('ended', 'not finished')}"
-                        for s in shards if not s.doc.get("finished"))
+        how = "; ".join(f"shard {s.group}/{s.info['splits']} {s.run.ended}" for s in shards if not s.run.finished)
     gaps: list[str] = []
     for s in shards:
-        gaps += [g for g in s.doc.get("coverage_gaps") or [] if g not in gaps]
+        gaps += [g for g in s.run.coverage_gaps if g not in gaps]
     first = shards[0]
-    started = sorted(str(s.doc["started"]) for s in shards if s.doc.get("started"))
+    started = sorted(s.run.started for s in shards if s.run.started)
     env = _environment(shards)
     env["Shards"] = f"{len(shards)} (pytest-split, {first.info.get('algorithm')})"
     extra = {
         "diagnosis": [d.to_dict() for d in diagnose(records, environment=env)],
-        "kernel": next((s.doc["kernel"] for s in shards if s.doc.get("kernel")), None),
-        "backend": next((s.doc["backend"] for s in shards if s.doc.get("backend")), None),
+        "kernel": next((s.run.kernel for s in shards if s.run.kernel), None),
+        "backend": next((s.run.backend for s in shards if s.run.backend), None),
         "coverage_gaps": gaps,
         "started": started[0] if started else None,
-        "ran": sum(int(s.doc.get("ran") or 0) for s in shards),
+        "ran": sum(s.run.ran for s in shards),
         "shards": {**{k: first.info.get(k) for k in SPLIT_KEYS}, "groups": [s.group for s in shards],
                    "folders": [str(s.folder) for s in shards],
-                   "collected": [int(s.doc.get("collected") or 0) for s in shards],
-                   "finished": [bool(s.doc.get("finished")) for s in shards]},
+                   "collected": [s.run.collected for s in shards],
+                   "finished": [s.run.finished for s in shards]},
     }
-    return results.document(records, env, status, collected=sum(int(s.doc.get("collected") or 0) for s in shards),
+    return results.document(records, env, status, collected=sum(s.run.collected for s in shards),
                             finished=finished, ended=how, extra=extra)
 
 
@@ -213,54 +215,34 @@ tr.nan-row-failed td,tr.nan-row-error td{background:#fbe3e3}
 </style>"""
 
 
-def _t(value: object) -> str:
-    return "" if value is None else escape(str(value))
-
-
-def _wrong_rows(r: TestRecord) -> str:
-    rows = [w for w in r.wrong_rows]
-    if not rows:
-        return ""
-    body = "".join(f"<tr><td>{_t(w.get('case_id'))}</td><td>{_t(w.get('row'))}</td><td>{_t(w.get('expected'))}</td>"
-                   f"<td>{_t(w.get('got'))}</td><td>{_t(w.get('label'))}</td></tr>" for w in rows[:SHOWN_WRONG_ROWS])
-    more = len(rows) - SHOWN_WRONG_ROWS
-    tail = f'<tr><td colspan="5">... and {more} more (see results.json)</td></tr>' if more > 0 else ""
-    return ('<details><summary>wrong rows and problems</summary><table class="nan-results"><thead><tr><th>case</th>'
-            "<th>row</th><th>expected</th><th>got</th><th>label / problem</th></tr></thead>"
-            f"<tbody>{body}{tail}</tbody></table></details>")
-
-
 def results_table(records: Sequence[TestRecord], group_of: dict[str, int]) -> str:
-    head = ("test", "outcome", "verdict", "dtype", "layout", "shape", "NaN frac / class", "path", "expected total",
-            "got total", "rows wrong", "cards", "shard", "duration (s)", "message")
+    """One row per test: id, outcome, the case columns pytest-html's page shows (reports.tables), cards, shard,
+    duration and why it failed, with a failing test's expanded section folded under it."""
+    head = ("test", "outcome", *(label for _, label in CASE_COLUMNS), "cards", "shard", "duration (s)", "message")
     rows = []
     for r in records:
-        p = r.params
-        wrong = sum(1 for w in r.wrong_rows if w.get("row") is not None)
-        message = summary.why(r) if r.failed else (summary.short_message(r.message) if r.message else "")
-        cells = (r.nodeid, r.outcome, r.verdict.replace("_", " "), p.dtype if p else "", p.layout if p else "",
-                 "x".join(str(n) for n in p.shape) if p else "", p.detail if p else "", r.path, r.expected_total,
-                 r.got_total, wrong if r.checks else "", ",".join(map(str, r.cards)), group_of.get(r.nodeid, ""),
-                 f"{r.duration:.3f}")
-        tds = "".join(f"<td>{_t(c)}</td>" for c in cells)
-        rows.append(f'<tr class="nan-row-{_t(r.outcome)}" data-nodeid="{escape(r.nodeid, quote=True)}" '
-                    f'data-verdict="{_t(r.verdict)}">{tds}<td class="nan-msg">{_t(message)}'
-                    f"{_wrong_rows(r) if r.failed else ''}</td></tr>")
-    return (f'<table id="results-table" class="nan-results"><thead><tr>{"".join(f"<th>{_t(h)}</th>" for h in head)}'
+        message = why(r) if r.failed else short_message(r.message)
+        details = failure_details(r) if r.failed else ""
+        folded = f"<details><summary>wrong rows and problems</summary>{details}</details>" if details else ""
+        tds = (f"<td>{esc(r.nodeid)}</td><td>{esc(r.outcome)}</td>{''.join(case_cells(r))}"
+               f"<td>{esc(','.join(map(str, r.cards)))}</td><td>{esc(group_of.get(r.nodeid, ''))}</td>"
+               f"<td>{r.duration:.3f}</td>")
+        rows.append(f'<tr class="nan-row-{esc(r.outcome)}" data-nodeid="{esc(r.nodeid)}" data-verdict="{esc(r.verdict)}">'
+                    f'{tds}<td class="nan-msg">{esc(message)}{folded}</td></tr>')
+    return (f'<table id="results-table" class="nan-results"><thead><tr>{"".join(f"<th>{esc(h)}</th>" for h in head)}'
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
-def page(doc: dict[str, Any], families: Sequence[Any], out_dir: Path, group_of: dict[str, int]) -> str:
-    """The merged run's self-contained HTML page: summary block, environment, shards, one row per test."""
+def page(run: Results, families: Sequence[Any], out_dir: Path, group_of: dict[str, int]) -> str:
+    """The merged run's self-contained HTML page: shards, the summary block (verdict first), environment, one row
+    per test."""
     from reports.diagnosis import diagnose, render as render_diagnosis
 
-    records = results.records(doc)
-    diagnosis = render_diagnosis(diagnose(records, environment=doc["environment"]))
-    block = summary.render(records, families, kernel=doc.get("kernel") or "?", backend=doc.get("backend") or "?",
-                           finished=bool(doc["finished"]), ended=str(doc["ended"]), gaps=doc.get("coverage_gaps") or (),
-                           diagnosis=diagnosis)
-    env = "".join(f"<tr><td>{_t(k)}</td><td>{_t(v)}</td></tr>" for k, v in doc["environment"].items())
-    shards = doc["shards"]
+    records = list(run.records)
+    diagnosis = render_diagnosis(diagnose(records, environment=run.environment))
+    block = summary.render(records, families, kernel=run.kernel or "?", backend=run.backend or "?",
+                           finished=run.finished, ended=run.ended, gaps=run.coverage_gaps, diagnosis=diagnosis)
+    shards = run.shards or {}
     links = []
     for group, folder in zip(shards["groups"], shards["folders"]):
         own = Path(folder) / "precision.html"
@@ -268,18 +250,18 @@ def page(doc: dict[str, Any], families: Sequence[Any], out_dir: Path, group_of: 
             href = Path(own.resolve()).relative_to(out_dir.resolve()).as_posix()
         except ValueError:
             href = own.resolve().as_uri()
-        links.append(f'<li>shard {group}/{_t(shards["splits"])}: <a href="{escape(href, quote=True)}">{_t(folder)}</a>'
+        links.append(f'<li>shard {group}/{esc(shards["splits"])}: <a href="{esc(href)}">{esc(folder)}</a>'
                      f"{'' if own.is_file() else ' (no precision.html)'}</li>")
-    title = f"NaN-count precision: {doc.get('kernel') or '?'}"
+    title = f"NaN-count precision: {run.kernel or '?'}"
     return (
-        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{_t(title)} (merged shards)</title>{PAGE_STYLE}'
-        f"</head><body>\n<h1>{_t(title)}</h1>\n"
+        f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{esc(title)} (merged shards)</title>{PAGE_STYLE}'
+        f"</head><body>\n<h1>{esc(title)}</h1>\n"
         f'<p id="nan-merged">merged from {len(shards["groups"])} pytest-split shards '
-        f"({_t(shards.get('algorithm'))}); {doc['collected']} tests collected, {doc['ran']} ran; "
-        f"{'finished' if doc['finished'] else 'NOT FINISHED'}: {_t(doc['ended'])}</p>\n"
+        f"({esc(shards.get('algorithm'))}); {run.collected} tests collected, {run.ran} ran; "
+        f"{'finished' if run.finished else 'NOT FINISHED'}: {esc(run.ended)}</p>\n"
         f'<ul id="nan-shards">{"".join(links)}</ul>\n'
         f"<h2>Summary</h2>\n{block}\n"
-        f'<h2>Environment</h2>\n<table id="environment" class="nan-env">{env}</table>\n'
+        f"{environment_table(run.environment)}\n"
         f"<h2>Results</h2>\n{results_table(records, group_of)}\n</body></html>\n"
     )
 
@@ -293,21 +275,22 @@ def check_out_dir(out_dir: Path) -> None:
         raise MergeError(f"{out_dir}: {existing} exists and is not a folder; give a folder for the merged reports")
 
 
-def merge(out_dir: Path, folders: Sequence[Path], families: Sequence[Any] | None = None) -> dict[str, Any]:
+def merge(out_dir: Path, folders: Sequence[Path], families: Sequence[Any] | None = None) -> Results:
     """Check and merge the shard folders into OUT_DIR/results.json, junit.xml and precision.html."""
     check_out_dir(out_dir)
     shards = [load_shard(Path(f)) for f in folders]
-    check(shards)
+    check_partition(shards)
     doc = merge_docs(shards)
+    run = Results.from_doc(doc)
     if families is None:
         from cases import registry
 
         families = registry.load()
-    group_of = {c["nodeid"]: s.group for s in shards for c in s.doc["cases"]}
+    group_of = {r.nodeid: s.group for s in shards for r in s.run.records}
     merge_junit(shards, out_dir / "junit.xml")
     results.write(out_dir / "results.json", doc)
-    results.write_text_atomic(out_dir / "precision.html", page(doc, families, out_dir, group_of))
-    return doc
+    results.write_text_atomic(out_dir / "precision.html", page(run, families, out_dir, group_of))
+    return run
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -324,16 +307,16 @@ def main(argv: list[str] | None = None) -> int:
         from cases import registry
 
         families = registry.load(args.nan_family)
-        doc = merge(args.out_dir, args.shards, families)
+        run = merge(args.out_dir, args.shards, families)
     except MergeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # permissions, a full disk: the reports were not (all) written
         print(f"error: cannot write the merged reports into {args.out_dir}: {exc}", file=sys.stderr)
         return 2
-    state = "finished" if doc["finished"] else "NOT finished"
-    print(f"merged {len(doc['shards']['groups'])} shards into {args.out_dir}: {doc['collected']} tests, "
-          f"{state} ({doc['ended']}); verdicts {doc['verdicts']}")
+    state = "finished" if run.finished else "NOT finished"
+    print(f"merged {len((run.shards or {}).get('groups', []))} shards into {args.out_dir}: {run.collected} tests, "
+          f"{state} ({run.ended}); verdicts {run.verdicts}")
     return 0
 
 

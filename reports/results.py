@@ -1,7 +1,10 @@
 """reports/results.json: one TestRecord per test item, the environment and how the run ended.
 
 `load` is every reader's way in (compare, merge, trend, the nightly): it refuses, with ResultsError naming the field,
-any file that is not what `document` writes (DOCUMENT below) or that says it finished when it cannot have.
+any file that is not what `document` writes (DOCUMENT below) or that says it finished when it cannot have, and hands
+back `Results`, the typed document (one `TestRecord` per case). A case's totals, path, cards and `wrong_rows` are
+written for readers of the raw JSON; they derive from its `checks`, which is what `TestRecord` reads back.
+Torch-free, so gate machines without torch run compare and the nightly.
 """
 from __future__ import annotations
 
@@ -84,7 +87,49 @@ def write(path: Path, doc: dict[str, Any]) -> None:
     write_text_atomic(path, dumps(doc))
 
 
-def load(path: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Results:
+    """A results file as every reader sees it once `validate` passed: how the run ended, and one TestRecord per test."""
+
+    environment: dict[str, str]
+    exitstatus: int | None
+    finished: bool
+    ended: str
+    collected: int
+    ran: int
+    counts: dict[str, int]
+    verdicts: dict[str, int]
+    records: tuple[TestRecord, ...]
+    run_id: str | None = None
+    kernel: str | None = None
+    backend: str | None = None
+    started: str | None = None
+    coverage_gaps: tuple[str, ...] = ()
+    diagnosis: tuple[dict[str, Any], ...] = ()
+    shard: dict[str, Any] | None = None  # this run's place among pytest-split shards
+    shards: dict[str, Any] | None = None  # a merged run's shards
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Results:
+        """The typed view of a document `validate` accepted (or `document` wrote)."""
+        return cls(environment=dict(doc["environment"]), exitstatus=doc["exitstatus"], finished=doc["finished"],
+                   ended=doc["ended"], collected=doc["collected"], ran=doc.get("ran", doc["collected"]),
+                   counts=dict(doc["counts"]), verdicts=dict(doc["verdicts"]),
+                   records=tuple(TestRecord.from_dict(c) for c in doc["cases"]), run_id=doc.get("run_id"),
+                   kernel=doc.get("kernel"), backend=doc.get("backend"), started=doc.get("started"),
+                   coverage_gaps=tuple(doc.get("coverage_gaps") or ()), diagnosis=tuple(doc.get("diagnosis") or ()),
+                   shard=doc.get("shard"), shards=doc.get("shards"))
+
+    def by_nodeid(self) -> dict[str, TestRecord]:
+        """Records keyed by node id, the key every comparison of two runs matches on."""
+        return {r.nodeid: r for r in self.records}
+
+    def failing(self) -> list[TestRecord]:
+        """Tests whose outcome is failed or error."""
+        return [r for r in self.records if r.failed]
+
+
+def load(path: Path) -> Results:
     """Read a results file and refuse anything a writer of SCHEMA would not have written."""
     try:
         doc = json.loads(Path(path).read_bytes().decode("utf-8"))
@@ -97,7 +142,7 @@ def load(path: Path) -> dict[str, Any]:
     except RecursionError as exc:
         raise ResultsError(f"{path}: not JSON this harness writes: nested too deeply") from exc
     validate(doc, str(path))
-    return doc
+    return Results.from_doc(doc)
 
 
 def validate(doc: Any, source: str) -> None:
@@ -108,10 +153,6 @@ def validate(doc: Any, source: str) -> None:
         _check_consistent(doc)
     except ResultsError as exc:
         raise ResultsError(f"{source}: {exc}") from None
-
-
-def records(doc: dict[str, Any]) -> list[TestRecord]:
-    return [TestRecord.from_dict(c) for c in doc["cases"]]
 
 
 # --- what a results document may hold ----------------------------------------------------------------------------

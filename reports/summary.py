@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from html import escape
 
 from cases.family import ClassTable, Context, Family, Grid, Totals
-from reports.text import short_message
+from reports.markup import esc
+from reports.text import why
 from verdict.record import FAILED_OUTCOMES, FAILING, NOT_RUN, CaseParams, TestRecord
 
 STYLE = """<style>
@@ -48,8 +48,8 @@ def cell_state(outcomes: Sequence[str]) -> str:
 def _cell(case_id: str, by_path: dict[str, str]) -> str:
     state = cell_state(list(by_path.values()))
     detail = ", ".join(f"{p} {o}" for p, o in sorted(by_path.items())) or "not run"
-    title = escape(f"{case_id}: {detail}", quote=True)
-    return (f'<td class="nan-cell nan-{state}" data-case="{escape(case_id, quote=True)}" data-state="{state}" '
+    title = esc(f"{case_id}: {detail}")
+    return (f'<td class="nan-cell nan-{state}" data-case="{esc(case_id)}" data-state="{state}" '
             f'title="{title}">{STATE_TEXT[state]}</td>')
 
 
@@ -110,20 +110,20 @@ def grid_section(family: Family, grouping: Grid, records: Sequence[TestRecord]) 
     outer: list[str] = []
     for c in col_keys:
         outer += [c[0]] if c[0] not in outer else []
-    head1 = "".join(f'<th colspan="{sum(1 for c in col_keys if c[0] == o)}">{escape(o)}</th>' for o in outer)
-    head2 = "".join(f"<th>{escape(c[1])}</th>" for o in outer for c in col_keys if c[0] == o)
+    head1 = "".join(f'<th colspan="{sum(1 for c in col_keys if c[0] == o)}">{esc(o)}</th>' for o in outer)
+    head2 = "".join(f"<th>{esc(c[1])}</th>" for o in outer for c in col_keys if c[0] == o)
     body = []
     for rk in row_keys:
         cells = "".join(
             _cell(where.get((rk, c), f"{rk} {c}"), cases.get(where.get((rk, c), ""), {}))
             for o in outer for c in col_keys if c[0] == o
         )
-        body.append(f"<tr><th>{escape(rk[0])}</th><th>{escape(rk[1])}</th>{cells}</tr>")
+        body.append(f"<tr><th>{esc(rk[0])}</th><th>{esc(rk[1])}</th>{cells}</tr>")
     counts = _state_counts(cell_state(list(v.values())) for v in cases.values())
     return (
-        f'<h3>{escape(family.name)}: {escape(family.description)} ({len(cases)} of {len(first)} cases run{counts})</h3>'
-        f'<table id="nan-grid-{escape(family.name, quote=True)}" class="nan-grid"><thead>'
-        f'<tr><th rowspan="2">{escape(grouping.rows[0])}</th><th rowspan="2">{escape(grouping.rows[1])}</th>'
+        f'<h3>{esc(family.name)}: {esc(family.description)} ({len(cases)} of {len(first)} cases run{counts})</h3>'
+        f'<table id="nan-grid-{esc(family.name)}" class="nan-grid"><thead>'
+        f'<tr><th rowspan="2">{esc(grouping.rows[0])}</th><th rowspan="2">{esc(grouping.rows[1])}</th>'
         f"{head1}</tr><tr>{head2}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
 
@@ -145,7 +145,7 @@ def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRe
         if p.layout != "rows":
             mixed.setdefault(p.dtype, {})[label] = r.outcome
             continue
-        wrong = {m["cls"] for w in r.wrong_rows if (m := _CLASS_LABEL.match(str(w.get("label", ""))))}
+        wrong = {m["cls"] for w in r.wrong_rows if (m := _CLASS_LABEL.match(w.label))}
         checked = bool(r.checks) and all(c.got_total is not None and not c.problems for c in r.checks)
         covered = [p.detail] if p.detail in grouping.classes else grouping.classes  # a one-class case covers it
         for cls in covered:
@@ -156,12 +156,12 @@ def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRe
             cells.setdefault((cls, p.dtype), {})[label] = outcome
     if not records:
         return ""
-    head = "".join(f"<th>{escape(d)}</th>" for d in dtypes)
-    body = [f"<tr><th>{escape(cls)}{' (NaN)' if cls in grouping.nan_classes else ''}</th>"
+    head = "".join(f"<th>{esc(d)}</th>" for d in dtypes)
+    body = [f"<tr><th>{esc(cls)}{' (NaN)' if cls in grouping.nan_classes else ''}</th>"
             + "".join(_cell(f"{cls} {d}", cells.get((cls, d), {})) for d in dtypes) + "</tr>"
             for cls in grouping.classes]
     body.append("<tr><th>mixed rows</th>" + "".join(_cell(f"mixed {d}", mixed.get(d, {})) for d in dtypes) + "</tr>")
-    return (f'<h3>{escape(family.name)}: IEEE class x dtype</h3><table id="nan-ieee-table"><thead><tr><th>class</th>'
+    return (f'<h3>{esc(family.name)}: IEEE class x dtype</h3><table id="nan-ieee-table"><thead><tr><th>class</th>'
             f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
@@ -177,23 +177,23 @@ def totals_section(family: Family, records: Sequence[TestRecord]) -> str:
             expected = "?" if c.expected_total is None else f"{c.expected_total:,}"
             state = "waived" if r.outcome == "xfailed" else ("pass" if c.ok else "fail")
             lines.append(
-                f'<li data-case="{escape(c.params.case_id, quote=True)}" data-state="{state}">'
-                f'<span class="nan-{state}">{STATE_TEXT[state]}</span> {escape(c.params.case_id)} '
-                f"({escape(c.path)}): {patterns:,} patterns, {expected} NaNs expected, {got} NaNs counted</li>"
+                f'<li data-case="{esc(c.params.case_id)}" data-state="{state}">'
+                f'<span class="nan-{state}">{STATE_TEXT[state]}</span> {esc(c.params.case_id)} '
+                f"({esc(c.path)}): {patterns:,} patterns, {expected} NaNs expected, {got} NaNs counted</li>"
             )
         if not r.checks:
             state = cell_state([r.outcome])
-            lines.append(f'<li data-case="{escape(r.params.case_id if r.params else r.id, quote=True)}" '
+            lines.append(f'<li data-case="{esc(r.params.case_id if r.params else r.id)}" '
                          f'data-state="{state}"><span class="nan-{state}">{STATE_TEXT[state]}</span> '
-                         f"{escape(r.id)}</li>")
-    return f'<h3>{escape(family.name)}: exhaustive sweeps</h3><ul id="nan-sweeps">{"".join(lines)}</ul>'
+                         f"{esc(r.id)}</li>")
+    return f'<h3>{esc(family.name)}: exhaustive sweeps</h3><ul id="nan-sweeps">{"".join(lines)}</ul>'
 
 
 def tally_section(family: Family, records: Sequence[TestRecord]) -> str:
     cases = _by_case(records)
     counts = _state_counts(cell_state(list(v.values())) for v in cases.values())
-    return (f'<h3 id="nan-family-{escape(family.name, quote=True)}">{escape(family.name)}: '
-            f"{escape(family.description)} ({len(cases)} cases{counts})</h3>")
+    return (f'<h3 id="nan-family-{esc(family.name)}">{esc(family.name)}: '
+            f"{esc(family.description)} ({len(cases)} cases{counts})</h3>")
 
 
 def family_sections(results: Sequence[TestRecord], families: Sequence[Family]) -> str:
@@ -234,29 +234,15 @@ def planted_table(results: Sequence[TestRecord]) -> str:
             state, text = ("pass", "caught") if v.get("caught") else ("fail", "NOT CAUGHT")
         first = hits[0] + (f" (+{len(hits) - 1} more)" if len(hits) > 1 else "") if hits else ""
         rows.append(
-            f'<tr data-case="{escape(str(v.get("variant", "")), quote=True)}" data-state="{state}">'
-            f'<td>{escape(str(v.get("bug_class", "")))}</td><td>{escape(str(v.get("variant", "")))}</td>'
-            f'<td class="nan-{state}">{text}</td><td style="text-align:left">{escape(first)}</td></tr>'
+            f'<tr data-case="{esc(str(v.get("variant", "")))}" data-state="{state}">'
+            f'<td>{esc(str(v.get("bug_class", "")))}</td><td>{esc(str(v.get("variant", "")))}</td>'
+            f'<td class="nan-{state}">{text}</td><td style="text-align:left">{esc(first)}</td></tr>'
         )
     scored = [v for v in verdicts if v.get("applies", True)]
     caught = sum(bool(v.get("caught")) for v in scored)
     return (f"<h3>Planted bugs caught: {caught}/{len(scored)}</h3>"
             '<table id="nan-planted"><thead><tr><th>class</th><th>variant</th><th>verdict</th>'
             f"<th>first catching case</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
-
-
-def why(r: TestRecord) -> str:
-    """A record's first wrong row, else its refusal, else its message's telling line."""
-    first = next(iter(r.wrong_rows), None)
-    if first is not None and first.get("row") is not None:
-        text = f"row {first['row']}: expected {first['expected']}, got {first['got']}"
-        text += f" [{first['label']}]" if first.get("label") else ""
-        extra = len(r.wrong_rows) - 1
-        return text + (f" (+{extra} more)" if extra > 0 else "")
-    if first is not None:
-        return str(first.get("label", ""))
-    refusal = next((c.refusal for c in r.checks if c.refusal and not c.ok), "")
-    return f"refused: {refusal}" if refusal else short_message(r.message)
 
 
 def headline(results: Sequence[TestRecord], *, kernel: str, backend: str, finished: bool | None,
@@ -273,12 +259,12 @@ def headline(results: Sequence[TestRecord], *, kernel: str, backend: str, finish
     for r in results:
         tally[r.verdict] = tally.get(r.verdict, 0) + 1
     tally_text = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(tally.items(), key=lambda kv: -kv[1]))
-    gap_items = "".join(f"<li>{escape(g)}</li>" for g in gaps)
+    gap_items = "".join(f"<li>{esc(g)}</li>" for g in gaps)
     not_run = sum(1 for r in results if r.verdict == NOT_RUN)
     return (
-        f'<p class="nan-headline" id="nan-verdict"><span class="nan-verdict-{css}">{escape(verdict)}</span>: '
-        f"kernel <code>{escape(kernel)}</code> on {escape(backend)}</p>"
-        f'<p id="nan-tally">{len(results)} tests: {escape(tally_text)}</p>'
+        f'<p class="nan-headline" id="nan-verdict"><span class="nan-verdict-{css}">{esc(verdict)}</span>: '
+        f"kernel <code>{esc(kernel)}</code> on {esc(backend)}</p>"
+        f'<p id="nan-tally">{len(results)} tests: {esc(tally_text)}</p>'
         + (f'<ul id="nan-gaps"><li>{not_run} test(s) not run</li>{gap_items}</ul>' if gaps or not_run else "")
     )
 
@@ -292,8 +278,8 @@ def failure_list(results: Sequence[TestRecord]) -> str:
     for r in failed:
         key = r.family or r.test_name
         tally[key] = tally.get(key, 0) + 1
-    by = ", ".join(f"{escape(k)} {n}" for k, n in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
-    items = [f"<li><b>{escape(r.verdict.replace('_', ' '))}</b> <code>{escape(r.id)}</code>: {escape(why(r))}</li>"
+    by = ", ".join(f"{esc(k)} {n}" for k, n in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
+    items = [f"<li><b>{esc(r.verdict.replace('_', ' '))}</b> <code>{esc(r.id)}</code>: {esc(why(r))}</li>"
              for r in failed]
     shown, folded = items[:SHOWN_FAILURES], items[SHOWN_FAILURES:]
     more = (f'<details id="nan-more-failures"><summary>{len(folded)} more failed test(s)</summary>'
@@ -306,7 +292,7 @@ def render(results: Sequence[TestRecord], families: Sequence[Family], *, kernel:
            finished: bool | None = None, ended: str = "", gaps: Sequence[str] = (), diagnosis: str = "",
            notes: Sequence[str] = ()) -> str:
     """The whole summary block: headline, notes (capturability), diagnosis, failures, the families, planted bugs."""
-    note_html = "".join(f'<p class="nan-note">{escape(n)}</p>' for n in notes)
+    note_html = "".join(f'<p class="nan-note">{esc(n)}</p>' for n in notes)
     return (
         f'{STYLE}<div class="nan-summary">{headline(results, kernel=kernel, backend=backend, finished=finished, ended=ended, gaps=gaps)}'
         f"{note_html}{diagnosis}{failure_list(results)}{family_sections(results, families)}{planted_table(results)}</div>"

@@ -1,6 +1,8 @@
 """Failure text for one-line listings; torch-free, so the gate tools (compare, the nightly) read JSON without torch."""
 from __future__ import annotations
 
+from verdict.record import TestRecord
+
 
 def short_message(text: str, limit: int = 200) -> str:
     """The most telling line of a failure message: the first 'E ' line, else the first non-empty one."""
@@ -8,3 +10,14 @@ def short_message(text: str, limit: int = 200) -> str:
     errors = [line[1:].strip() for line in lines if line.startswith("E ")]
     line = errors[0] if errors else (lines[0] if lines else "")
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def why(record: TestRecord) -> str:
+    """Why a test failed, in one line for every listing (HTML, merged page, compare, trend): its first problem or
+    wrong row, else its refusal, else its message's telling line."""
+    findings = record.findings
+    if findings:
+        more = len(findings) - 1
+        return findings[0].describe() + (f" (+{more} more)" if more > 0 else "")
+    refusal = next((c.refusal for c in record.checks if c.refusal and not c.ok), "")
+    return f"refused: {refusal}" if refusal else short_message(record.message)

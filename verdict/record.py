@@ -1,7 +1,8 @@
 """The result record: what a case was, what each check found, and the verdict; one JSON shape for every reader.
 
-The harness writes these (as pytest user properties, so they cross xdist), the reports read them back: HTML,
-results.json, JUnit properties, compare and the self-test score all use `TestRecord.from_json`.
+The harness writes these (as pytest user properties, so they cross xdist), the reports read them back: the HTML page,
+results.json and JUnit properties are built from TestRecords, and every reader of results.json (compare, merge, the
+nightly and its trend) gets TestRecords back through `reports.results.load`. Torch-free, like those readers.
 """
 from __future__ import annotations
 
@@ -135,6 +136,25 @@ class Check:
         return cls.from_dict(json.loads(text))
 
 
+@dataclass(frozen=True)
+class Finding:
+    """One line of what a test found wrong, as results.json's per-test `wrong_rows` lists it: a check's problem
+    (no row) or one of its wrong rows; both carry the case they belong to."""
+
+    case_id: str
+    problem: str = ""  # a side effect or malformed result, worded for a reader; empty for a wrong row
+    row: WrongRow | None = None
+
+    def describe(self) -> str:
+        return self.row.describe() if self.row is not None else self.problem
+
+    def to_dict(self) -> dict[str, Any]:
+        """results.json's entry: a problem is a row-less entry whose label is the problem."""
+        if self.row is None:
+            return {"case_id": self.case_id, "row": None, "expected": None, "got": None, "label": self.problem}
+        return {"case_id": self.case_id, **asdict(self.row)}
+
+
 def worst(verdicts: Iterable[str]) -> str:
     """The most severe verdict among several (PASS when there are none)."""
     return max(verdicts, key=VERDICTS.index, default=PASS)
@@ -188,14 +208,18 @@ class TestRecord:
         return _total(c.got_total for c in self.checks)
 
     @property
-    def wrong_rows(self) -> list[dict[str, Any]]:
-        """Wrong rows of every check; a check's problems come first as rowless entries."""
-        rows: list[dict[str, Any]] = []
+    def findings(self) -> tuple[Finding, ...]:
+        """What every check found wrong, check by check: its problems first, then its wrong rows."""
+        found: list[Finding] = []
         for c in self.checks:
-            rows += [{"case_id": c.params.case_id, "row": None, "expected": None, "got": None, "label": p}
-                     for p in c.problems]
-            rows += [{"case_id": c.params.case_id, **asdict(w)} for w in c.wrong_rows]
-        return rows
+            found += [Finding(c.params.case_id, problem=p) for p in c.problems]
+            found += [Finding(c.params.case_id, row=w) for w in c.wrong_rows]
+        return tuple(found)
+
+    @property
+    def wrong_rows(self) -> tuple[WrongRow, ...]:
+        """Every check's wrong rows (no problems): the rows a report counts as wrong."""
+        return tuple(w for c in self.checks for w in c.wrong_rows)
 
     @property
     def cards(self) -> list[int]:
@@ -216,7 +240,7 @@ class TestRecord:
             "duration": round(self.duration, 6),
             "expected_total": self.expected_total,
             "got_total": self.got_total,
-            "wrong_rows": self.wrong_rows,
+            "wrong_rows": [f.to_dict() for f in self.findings],
             "cards": self.cards,
             "message": self.message,
             "waiver": self.waiver,

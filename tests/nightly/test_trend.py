@@ -9,6 +9,7 @@ import pytest
 
 from nightly import trend
 from reports.results import SCHEMA
+from verdict.record import CaseParams, Check, TestRecord, WrongRow
 
 A = "tests/precision/test_families.py::test_case[fp32-prefix-1x128-nan0.5-wrapper]"
 B = "tests/precision/test_families.py::test_case[bf16-scatter-8x10000-nan0.5-direct]"
@@ -19,11 +20,11 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def _case(nodeid: str, outcome: str) -> dict[str, Any]:
+    """A case as the harness writes it: a failing one carries its wrong row in its check."""
     failed = outcome == "failed"
-    rows = [{"case_id": "x", "row": 1, "expected": 5000, "got": 4999, "label": ""}] if failed else []
-    return {"nodeid": nodeid, "id": nodeid.rsplit("::", 1)[-1], "outcome": outcome,
-            "verdict": "wrong_counts" if failed else "pass", "duration": 0.1, "wrong_rows": rows, "checks": [],
-            "message": ""}
+    checks = (Check(CaseParams("matrix", "x"), "wrapper", "wrong_counts", 10000, 9999,
+                    wrong_rows=(WrongRow(1, 5000, 4999),)),) if failed else ()
+    return TestRecord(nodeid, outcome, "wrong_counts" if failed else "pass", duration=0.1, checks=checks).to_dict()
 
 
 def _night(root: Path, name: str, commit: str, outcomes: dict[str, str], bench: dict[str, float] | None = None,

@@ -68,7 +68,7 @@ def test_reviewer_sees_title_summary_and_failing_rows(dom: str) -> None:
 def test_nothing_from_kernels_or_ids_becomes_markup(dom: str) -> None:
     assert "&lt;b class=\"planted-markup\"&gt;" in dom  # shown, as text: environment, ids, labels, messages
     assert PLANTED_MARKUP not in dom and "PWNED" not in dom.split("</title>")[0]
-    env = dom[dom.index('id="environment"') : dom.index("</table>", dom.index('id="environment"'))]
+    env = dom[dom.index('id="nan-environment"') : dom.index("</table>", dom.index('id="nan-environment"'))]
     assert "portable &lt;b class=\"planted-markup\"&gt;planted&lt;/b&gt;" in env
 
 

@@ -2,16 +2,21 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from cases import registry
-from reports import compare, summary
+from reports import compare, results, summary, tables
 from reports.collector import _Builder
 from reports.diagnosis import diagnose
+from reports.markup import esc
 from reports.results import SCHEMA
+from reports.text import why
 from reports.waivers import WaiverError, load_waivers, unknown_ids
+from tests.support.subrun import ROOT
 from verdict.record import CaseParams, Check, TestRecord, WrongRow
 
 pytestmark = pytest.mark.nan_reports
@@ -260,3 +265,74 @@ def test_a_waived_case_that_crashes_its_worker_stays_waived() -> None:
     unwaived = _absorb(_Builder(MATRIX_NODE), ("setup", "passed", params, "", False),
                        ("???", "failed", [], "worker 'gw0' crashed while running ...", False))
     assert (unwaived.outcome, unwaived.verdict) == ("failed", "crash")
+
+
+def test_gate_readers_never_import_torch() -> None:
+    """A gate machine may lack torch: compare and the nightly read results.json through reports.results alone."""
+    code = ("import sys, reports.compare, nightly.cli, nightly.nights, nightly.trend; "
+            "print(sorted(m for m in ('torch', 'triton', 'cases') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def _two_checks() -> TestRecord:
+    """A test with a side effect and a wrong row on one check, three wrong rows on the other."""
+    other = CaseParams("matrix", "fp32-prefix-1x128-nan0.5", "fp32")
+    side = Check(PARAMS, "wrapper", "side_effect", 10, 11, ("input modified",), (WrongRow(3, 2, 3),))
+    rows = Check(other, "direct", "wrong_counts", 10, 13,
+                 wrong_rows=(WrongRow(0, 5, 6, "+inf fp32 0x7F800000"), WrongRow(1, 5, 6), WrongRow(2, 0, 1)))
+    return TestRecord(MATRIX_NODE, "failed", "side_effect", PARAMS, 0.5, (side, rows), "E   AssertionError: x")
+
+
+def test_results_json_lists_problems_then_wrong_rows_with_their_case() -> None:
+    """The per-test `wrong_rows` of results.json keeps its shape: a check's problems as row-less entries first."""
+    record = _two_checks()
+    assert record.to_dict()["wrong_rows"] == [
+        {"case_id": PARAMS.case_id, "row": None, "expected": None, "got": None, "label": "input modified"},
+        {"case_id": PARAMS.case_id, "row": 3, "expected": 2, "got": 3, "label": ""},
+        {"case_id": "fp32-prefix-1x128-nan0.5", "row": 0, "expected": 5, "got": 6, "label": "+inf fp32 0x7F800000"},
+        {"case_id": "fp32-prefix-1x128-nan0.5", "row": 1, "expected": 5, "got": 6, "label": ""},
+        {"case_id": "fp32-prefix-1x128-nan0.5", "row": 2, "expected": 0, "got": 1, "label": ""},
+    ]
+    assert record.wrong_rows == record.checks[0].wrong_rows + record.checks[1].wrong_rows  # one type, either level
+
+
+def test_results_load_gives_the_records_written(tmp_path: Path) -> None:
+    """Every reader's way in: what `document` wrote comes back as the same TestRecords, typed."""
+    record = _two_checks()
+    doc = results.document([record], {"Backend": "cpu"}, 1, collected=1, finished=True, ended="tests failed",
+                           extra={"kernel": "k", "backend": "cpu", "ran": 1})
+    results.write(tmp_path / "r.json", doc)
+    run = results.load(tmp_path / "r.json")
+    assert run.records == (record,) and run.failing() == [record] and run.by_nodeid() == {MATRIX_NODE: record}
+    assert (run.finished, run.ended, run.kernel, run.collected, run.environment) == (True, "tests failed", "k", 1,
+                                                                                      {"Backend": "cpu"})
+
+
+def test_why_is_one_line_for_every_listing() -> None:
+    """The first problem or wrong row and how many more; else the refusal; else the message's telling line."""
+    assert why(_two_checks()) == "input modified (+4 more)"
+    rows_only = _two_checks().with_(checks=(_two_checks().checks[1],))
+    assert why(rows_only) == "row 0: expected 5, got 6 [+inf fp32 0x7F800000] (+2 more)"
+    refused = TestRecord(MATRIX_NODE, "failed", "refused",
+                         checks=(Check(PARAMS, "direct", "refused", refusal="AssertionError: no"),), message="E  x")
+    assert why(refused) == "refused: AssertionError: no"
+    assert why(TestRecord(MATRIX_NODE, "failed", "error", message="setup\nE   ValueError: bad")) == "ValueError: bad"
+
+
+def test_failure_details_spell_out_the_first_rows_of_each_check() -> None:
+    """One renderer for a failing test's rows on both pages, cut at SHOWN_WRONG_ROWS per check."""
+    many = tuple(WrongRow(i, 1, 2) for i in range(tables.SHOWN_WRONG_ROWS + 3))
+    record = TestRecord(MATRIX_NODE, "failed", "wrong_counts", PARAMS,
+                        checks=(Check(PARAMS, "wrapper", "wrong_counts", 1, 2, wrong_rows=many),))
+    html = tables.failure_details(record)
+    assert html.count("<tr><td>") == tables.SHOWN_WRONG_ROWS and "... and 3 more (see results.json)" in html
+    cells = tables.case_values(record)
+    assert (cells["shape"], cells["verdict"], cells["wrong"]) == ("8x10000", "wrong counts", len(many))
+    assert tables.failure_details(TestRecord(MATRIX_NODE, "passed", "pass", PARAMS, checks=(_check(ok=True),))) == ""
+
+
+def test_one_escape_for_text_and_attributes() -> None:
+    assert esc(None) == "" and esc(3) == "3"
+    assert esc('<b class="x">\'&') == "&lt;b class=&quot;x&quot;&gt;&#x27;&amp;"
