@@ -72,6 +72,12 @@ def test_nothing_from_kernels_or_ids_becomes_markup(dom: str) -> None:
     assert "portable &lt;b class=\"planted-markup\"&gt;planted&lt;/b&gt;" in env
 
 
+def test_the_verdict_comes_first_and_the_environment_after(dom: str) -> None:
+    """After the page's scripts ran, pytest-html's top environment table is still empty; ours follows the verdict."""
+    assert '<table id="environment"></table>' in dom
+    assert dom.index('id="nan-verdict"') < dom.index('id="nan-failures"') < dom.index('id="nan-environment"')
+
+
 def test_screenshot_beside_the_report(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
     report = runs.planted_xdist(tmp_path_factory).html
     shot = report.with_suffix(".png")

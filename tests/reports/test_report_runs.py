@@ -1,10 +1,12 @@
 """Sub-runs against the planted kernel: results.json, JUnit, waivers, xdist == serial, compare, raw escaping."""
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from html import unescape
 
 import pytest
 
@@ -115,6 +117,21 @@ def test_xdist_gives_the_serial_content(planted: runs.SubRun, tmp_path_factory: 
     xdist_summary = _summary(planted.html.read_text(encoding="utf-8"))
     assert xdist_summary == _summary(serial.html.read_text(encoding="utf-8"))
     assert "nan-grid-matrix" in xdist_summary and 'data-state="fail"' in xdist_summary
+
+
+def test_the_page_opens_with_the_verdict_and_the_environment_follows(planted: runs.SubRun) -> None:
+    """The first screen is the verdict: banner, tally, gaps, diagnosis and failures precede the environment, and
+    pytest-html's own environment table (its template draws it above everything) is left empty."""
+    html = planted.html.read_text(encoding="utf-8")
+    marks = ('id="nan-verdict"', 'id="nan-tally"', 'id="nan-gaps"', 'id="nan-diagnosis"', 'id="nan-failures"',
+             'id="nan-environment"', 'id="results-table"')
+    where = [html.index(mark) for mark in marks]
+    assert where == sorted(where), dict(zip(marks, where))
+    environment = html[where[marks.index('id="nan-environment"')]:]
+    assert f"<td>Kernel module</td><td>{runs.PLANTED_KERNEL}</td>" in environment[:environment.index("</table>")]
+    assert '<table id="environment"></table>' in html
+    blob = re.search(r'data-jsonblob="([^"]*)"', html)
+    assert blob and json.loads(unescape(blob[1]))["environment"] == {}
 
 
 def test_raw_html_never_carries_planted_markup(planted: runs.SubRun) -> None:
