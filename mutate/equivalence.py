@@ -58,7 +58,7 @@ def draw(rng: random.Random, device: str) -> tuple[Any, Any, str]:
     background = rng.choice(("normal", "specials"))
     gen = torch.Generator().manual_seed(rng.randrange(2**31))
     total = offset + (rows - 1) * stride + vocab + tail
-    storage = random_nan_bits(total, fmt, gen)  # everything outside the view is NaN
+    storage = random_nan_bits(total, fmt, gen).to(torch.int64)  # everything outside the view is NaN
     if background == "normal":
         values = torch.randn(rows, vocab, generator=gen).to(fmt.dtype).view(fmt.int_dtype).to(torch.int64)
         values &= (1 << fmt.width) - 1
@@ -72,10 +72,10 @@ def draw(rng: random.Random, device: str) -> tuple[Any, Any, str]:
         nans = pats[torch.randint(0, len(pats), (n,), generator=gen)]
     else:
         nans = random_nan_bits(n, fmt, gen) | (fmt.sign_bit if kind == "negative" else 0)
-    values[nan_mask] = nans
+    values[nan_mask] = nans.to(torch.int64)
     for r in range(rows):
         start = offset + r * stride
-        storage[start: start + vocab] = values[r]
+        storage[start: start + vocab] = values[r].to(torch.int64)
     base = from_bits(storage, fmt).to(device)
     x = base.as_strided((rows, vocab), (stride, 1), offset)
     desc = (f"{fmt.name} {rows}x{vocab} stride {stride} offset {offset} tail {tail}, NaN fraction {frac} ({kind}), "

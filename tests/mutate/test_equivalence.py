@@ -54,3 +54,9 @@ def test_a_change_in_code_that_never_runs_is_not_reached(tmp_path: Path) -> None
     path, m = _mutant(tmp_path, "_never_called", "int_constant", "1 -> 2 (+1)", source)
     got = _trials(path, m.changed_lines, trials=2)
     assert got["differs"] is False and got["reached"] is False
+
+
+def test_a_refusal_on_one_side_only_is_a_difference(tmp_path: Path) -> None:
+    path, m = _mutant(tmp_path, "get_num_nans", "compare_equality", "== -> !=")  # assert logits.dim() != 2
+    got = _trials(path, m.changed_lines, trials=2)
+    assert got["differs"] and "raised" in got["mutant"] and "raised" not in got["original"]
