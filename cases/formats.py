@@ -68,9 +68,10 @@ def _to_signed(bits: int, width: int) -> int:
 
 def from_bits(bits: Iterable[int] | torch.Tensor, fmt: FloatFormat) -> torch.Tensor:
     """Reinterpret unsigned bit patterns as fmt's floats (a view of an int tensor, no float cast)."""
-    if isinstance(bits, torch.Tensor):
-        wide = bits.to(torch.int64) & ((1 << fmt.width) - 1)
-        signed = torch.where(wide >= fmt.sign_bit, wide - (1 << fmt.width), wide)
+    if isinstance(bits, torch.Tensor):  # two's complement by arithmetic, in the narrowest type that holds it
+        work = torch.int32 if fmt.width <= 16 else torch.int64
+        wide = (bits & ((1 << fmt.width) - 1)).to(work)
+        signed = wide - ((wide >> (fmt.width - 1)) << fmt.width)
         return signed.to(fmt.int_dtype).view(fmt.dtype)
     ints = [_to_signed(int(b), fmt.width) for b in bits]
     return torch.tensor(ints, dtype=fmt.int_dtype).view(fmt.dtype)

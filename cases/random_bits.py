@@ -21,10 +21,13 @@ def randperm(n: int, gen: torch.Generator) -> torch.Tensor:
 
 
 def random_nan_bits(n: int, fmt: FloatFormat, gen: torch.Generator) -> torch.Tensor:
-    """n NaN patterns with random sign and random non-zero payload (quiet and signaling alike)."""
-    payload = torch.randint(1, fmt.mantissa_mask + 1, (n,), generator=gen, dtype=torch.int64, device="cpu")
-    sign = torch.randint(0, 2, (n,), generator=gen, dtype=torch.int64, device="cpu") * fmt.sign_bit
-    return sign | fmt.exponent_mask | payload
+    """n NaN patterns with random sign and random non-zero payload (quiet and signaling alike), as int64 for 32-bit
+    formats and int32 for 16-bit ones (the same draws either way: randint's stream does not depend on its dtype)."""
+    work = torch.int32 if fmt.width <= 16 else torch.int64
+    bits = torch.randint(1, fmt.mantissa_mask + 1, (n,), generator=gen, dtype=work, device="cpu")
+    sign = torch.randint(0, 2, (n,), generator=gen, dtype=work, device="cpu")
+    sign.mul_(fmt.sign_bit)
+    return bits.bitwise_or_(sign).bitwise_or_(fmt.exponent_mask)
 
 
 def randn_with_nans(rows: int, vocab: int, fmt: FloatFormat, gen: torch.Generator, frac: float) -> torch.Tensor:

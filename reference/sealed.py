@@ -72,10 +72,8 @@ def nan_counts(x: torch.Tensor) -> list[int]:
         return [0] * rows
     abs_mask, exponent = _FLOAT_MASKS[dtype_of(x)]
     bits = host_bits(x)
-    if bits.dtype == np.int64:
-        flags = (bits.view(np.uint64) & np.uint64(abs_mask)) > np.uint64(exponent)
-    else:
-        flags = (bits.astype(np.int64) & abs_mask) > exponent
+    unsigned = bits.view(np.dtype(f"u{bits.dtype.itemsize}"))  # the same bits, compared without sign extension
+    flags = (unsigned & unsigned.dtype.type(abs_mask)) > unsigned.dtype.type(exponent)
     return [int(n) for n in np.asarray(flags.sum(axis=-1)).reshape(-1).tolist()]
 
 

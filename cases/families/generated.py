@@ -190,7 +190,7 @@ def background(case: GenCase, fmt: FloatFormat, gen: torch.Generator) -> torch.T
         table = from_bits([c.bits(fmt, neg) for c in IEEE_CLASSES if not c.is_nan for neg in (False, True)], fmt)
         picks = torch.randint(0, 2 * len(table), (case.rows, case.vocab), generator=gen, device="cpu")
         special = picks < len(table)  # about half the values are specials
-        values[special] = table[picks[special]]
+        values = torch.where(special, table[picks.clamp_(max=len(table) - 1)], values)  # = values[special] = ...
     return values
 
 
@@ -202,7 +202,7 @@ def build(case: GenCase) -> Built:
     view = storage.as_strided((case.rows, case.vocab), (case.stride, 1), case.offset)
     values = background(case, fmt, gen)
     mask = torch.rand(case.rows, case.vocab, generator=gen, dtype=torch.float32, device="cpu") < case.frac
-    values[mask] = from_bits(nan_bits(case.nans, int(mask.sum()), fmt, gen), fmt)
+    values.masked_scatter_(mask, from_bits(nan_bits(case.nans, int(mask.sum()), fmt, gen), fmt))  # row-major, as [mask]=
     view.copy_(values)
     expected = bits_reference(view)
     size = storage.element_size()
