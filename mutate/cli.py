@@ -2,8 +2,9 @@
 
 Mutants come from the module's own source (its @triton.jit functions and its Python wrapper); each is written as a
 module of its own under OUT/mutants/<id>/ and put under test with --kernel mut_<id> --kernel-path that folder
-(the original file is never touched). The original runs the whole suite first: tests it already fails are
-deselected for every mutant. Writes OUT/mutation.json and OUT/mutation.html.
+(the original file is never touched). The original, as read at the start (OUT/original/mut_original.py, so later
+edits of the file change nothing), runs the whole suite first: tests it already fails are deselected for every
+mutant, and survivors are compared with it. Writes OUT/mutation.json and OUT/mutation.html.
 Exit status: 0 every judged mutant killed, 1 survivors, 2 nothing could be judged (no source, the original's run
 did not finish).
 """
@@ -91,10 +92,10 @@ def choose(gen: generate.Generation, args: argparse.Namespace) -> list[generate.
     return mutants
 
 
-def judge_survivor(mutant: generate.Mutant, folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+def judge_survivor(mutant: generate.Mutant, folder: Path, snapshot: Path, args: argparse.Namespace) -> dict[str, Any]:
     """The equivalence trials in a child (it imports and runs both modules); their JSON result or why none."""
     seed = equivalence.seed_for(args.seed, mutant.id)
-    argv = [sys.executable, "-m", "mutate.equivalence", "--original", args.kernel,
+    argv = [sys.executable, "-m", "mutate.equivalence", "--original-file", str(snapshot),
             "--mutant-file", str(folder / f"{mutant.module_name}.py"), "--changed",
             ",".join(map(str, mutant.changed_lines)), "--trials", str(args.trials), "--seed", str(seed),
             "--device", args.device, *[f"--kernel-path={p}" for p in args.kernel_path]]
@@ -180,11 +181,12 @@ def _main(argv: Sequence[str] | None) -> int:
           f"budget {args.budget_s:.0f} s -> {out}", flush=True)
     settings = Settings(args.device, out, jobs=jobs, cards=cards, visibility_var=var, per_run_s=args.per_mutant_s,
                         extra=tuple(args.pytest_args))
+    snapshot = generate.write_original(gen, out / "original")  # what the mutants differ from, whatever edits follow
     if args.no_baseline:
         base = Outcome(Target(args.kernel, (), "original"), [classify.StageResult(classify.STAGE_PASSED, why="skipped")])
     else:
-        base = Runner(settings, stages, deadline).run(Target(args.kernel, tuple(args.kernel_path), "original"),
-                                                      out / "original", first_failure=False)
+        base = Runner(settings, stages, deadline).run(Target(snapshot.stem, (snapshot.parent, *args.kernel_path),
+                                                             "original"), out / "original", first_failure=False)
     base_ok = all(s.outcome in (classify.STAGE_PASSED, classify.KILLED) for s in base.stages)
     meta: dict[str, Any] = {
         "kernel": args.kernel, "file": rel, "device": args.device, "budget_s": args.budget_s, "jobs": jobs,
@@ -224,7 +226,7 @@ def _main(argv: Sequence[str] | None) -> int:
     survivors = [(m, e) for m, e in zip(mutants, entries) if e["status"] == classify.SURVIVED]
     if survivors and args.trials > 0:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            judged = list(pool.map(lambda me: judge_survivor(me[0], folders[me[0].id], args), survivors))
+            judged = list(pool.map(lambda me: judge_survivor(me[0], folders[me[0].id], snapshot, args), survivors))
         for (m, e), eq in zip(survivors, judged):
             e["equivalence"], e["judgement"] = eq, report.judgement(eq)
     for _, e in survivors:

@@ -203,7 +203,9 @@ def _reached(tracer: LineTracer | None, changed: Sequence[int]) -> bool | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mutate.equivalence")
-    parser.add_argument("--original", required=True, help="dotted module of the original")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--original", help="dotted module of the original")
+    which.add_argument("--original-file", type=Path, help="the original's snapshot file (python -m mutate writes one)")
     parser.add_argument("--mutant-file", type=Path, required=True)
     parser.add_argument("--changed", default="", help="comma-separated changed lines of the mutant file")
     parser.add_argument("--kernel-path", action="append", default=[], type=Path)
@@ -215,7 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["TRITON_INTERPRET"] = "1"
     for folder in reversed(args.kernel_path):
         sys.path.insert(0, str(folder))
-    original = importlib.import_module(args.original)
+    original = (importlib.import_module(args.original) if args.original
+                else load_file(args.original_file.stem, args.original_file.resolve()))
     mutant = load_file(args.mutant_file.stem, args.mutant_file.resolve())
     changed = [int(n) for n in args.changed.split(",") if n]
     device = "cpu" if args.device == "cpu" else args.device

@@ -170,6 +170,17 @@ def generate(source: str, file: str, module: str, *, is_package: bool = False,
     return gen
 
 
+ORIGINAL = "mut_original"  # the module name of the original's snapshot
+
+
+def write_original(gen: Generation, folder: Path) -> Path:
+    """The original as read (unparsed, imports made absolute) as a module of its own; returns its file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{ORIGINAL}.py"
+    path.write_text(gen.original, encoding="utf-8")
+    return path
+
+
 def module_name(mid: str) -> str:
     return f"mut_{mid}"
 
