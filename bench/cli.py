@@ -25,23 +25,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 
 def resolve_device(requested: str) -> str:
-    """auto picks npu, then cuda, then cpu; the CPU switches Triton to its interpreter before it is imported."""
-    import torch
+    """The backend harness.backends resolves for `requested`, prepared (the CPU switches Triton to its interpreter
+    before it is imported; an explicit backend this machine lacks is refused), by name."""
+    from harness import backends
 
-    if requested == "auto":
-        try:
-            import torch_npu  # noqa: F401
-
-            requested = "npu" if torch.npu.is_available() else requested
-        except ImportError:
-            pass
-    if requested == "auto":
-        requested = "cuda" if torch.cuda.is_available() else "cpu"
-    if requested == "cpu":
-        os.environ["TRITON_INTERPRET"] = "1"
-    elif requested == "npu":
-        import torch_npu  # noqa: F401
-    return requested
+    backend = backends.resolve(requested)
+    backend.prepare()
+    return backend.name
 
 
 def table(rows: list[dict], floor_us: float, meaningful: bool) -> str:

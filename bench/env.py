@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 from importlib import metadata
-from pathlib import Path
 
 import torch
 
 from harness.backends import triton_flavour
+from harness.environment import git_commit as environment_commit
 
 
 def device_name(device: str) -> str:
@@ -21,19 +20,11 @@ def device_name(device: str) -> str:
     return f"CPU {platform.machine()} (Triton interpreter)"
 
 
-def git_commit(path: Path) -> str:
-    """NAN_BENCH_COMMIT when set (a tree copied without its .git, or inside another checkout), else HEAD of the
-    checkout holding path ('-dirty' with uncommitted changes to tracked files), else 'unknown'."""
-    if os.environ.get("NAN_BENCH_COMMIT"):
-        return os.environ["NAN_BENCH_COMMIT"]
-    try:
-        head = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(path), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return head + ("-dirty" if dirty else "")
+def git_commit(kernel_file: str) -> str:
+    """NAN_BENCH_COMMIT when set (a tree copied without its .git), else the kernel file's commit as the precision
+    report names it (harness.environment.git_commit: '+ local changes' when the file's folder differs), else
+    'unknown'."""
+    return os.environ.get("NAN_BENCH_COMMIT") or environment_commit(kernel_file) or "unknown"
 
 
 def environment(device: str, kernel_module: str, kernel_file: str, cores: int) -> dict[str, object]:
@@ -47,7 +38,7 @@ def environment(device: str, kernel_module: str, kernel_file: str, cores: int) -
         "python": platform.python_version(),
         "kernel_module": kernel_module,
         "kernel_file": kernel_file,
-        "git_commit": git_commit(Path(kernel_file).parent),
+        "git_commit": git_commit(kernel_file),
     }
     if device == "npu":
         try:

@@ -18,6 +18,11 @@ GROUP = "nan-harness"  # the option group every harness option is added to
 ACTIVE_KEY = pytest.StashKey[bool]()
 
 
+def is_worker(config: pytest.Config) -> bool:
+    """An xdist worker (it runs the kernel); False in a serial run and in xdist's controller (it decides)."""
+    return hasattr(config, "workerinput")
+
+
 def requested(plugins: Iterable[str], args: Sequence[str], flags: Iterable[str]) -> bool:
     """True when `-p` names one of the harness's plugins or an argument is one of its options."""
     if any(name.strip() in PLUGINS for name in plugins):

@@ -13,7 +13,7 @@ from collections.abc import Generator
 
 import pytest
 
-from harness.activation import active
+from harness.activation import active, is_worker
 from harness.backends import any_fault
 
 FATAL_KEY = pytest.StashKey[str]()
@@ -66,5 +66,5 @@ class FaultDeduplicator:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if active(config) and not hasattr(config, "workerinput"):
+    if active(config) and not is_worker(config):
         config.pluginmanager.register(FaultDeduplicator(), "nan-fault-dedup")

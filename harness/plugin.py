@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 import torch
@@ -52,8 +53,8 @@ MARKERS: dict[str, str] = {
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    # Values are checked in pytest_configure (options.check), after the reports say "not finished": a bad value is a
-    # usage error that never leaves an earlier run's reports in place.
+    # Values are checked in pytest_configure (options.parse_numeric), after the reports say "not finished": a bad
+    # value is a usage error that never leaves an earlier run's reports in place.
     group = parser.getgroup("nan-harness", "NaN-count kernel precision harness")
     group.addoption("--device", default="auto", metavar="|".join(backends.CHOICES),
                     help=f"backend: {', '.join(backends.CHOICES)}; auto picks npu, then cuda, then cpu (Triton "
@@ -91,8 +92,9 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
     """The kernel runs only in xdist workers, also for a plain or `-n 0` run (then one worker): whatever it does
     to its process (exit 0, a segfault, a patched torch) can end a worker, never the process that decides.
     A wrapper, so it runs before xdist's own hook turns -n into workers."""
-    if activation.active(config) and not (_is_worker(config) or config.option.help or config.option.version
-                                          or config.option.collectonly):
+    deciding = not (activation.is_worker(config) or config.option.help or config.option.version
+                    or config.option.collectonly)
+    if activation.active(config) and deciding:
         if not config.pluginmanager.hasplugin("xdist"):
             raise pytest.UsageError("nan-harness runs the kernel in a pytest-xdist worker so that a kernel cannot end "
                                     "the run that judges it: install pytest-xdist and do not pass -p no:xdist")
@@ -101,17 +103,13 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
     return (yield)
 
 
-def _is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
-
 def pytest_configure(config: pytest.Config) -> None:
     for name, doc in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {doc}")
     if config.option.help or config.option.version or not activation.active(config):
         return
     try:
-        options.check(config)
+        options.parse_numeric(config)
         backend = backends.resolve(config.getoption("--device"))
         config.stash[INTERPRET_KEY] = os.environ.get(backends.INTERPRET_VAR)
         backend.prepare()
@@ -132,7 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[FAMILIES_KEY] = families
     if children.adopt_orphans():
         config.stash[SPARE_KEY] = frozenset(children.children(os.getpid()))
-    if _is_worker(config):
+    if activation.is_worker(config):
         _load_in_worker(config, backend, paths, specs)
     else:
         _probe_in_controller(config, backend, paths, families)
@@ -315,17 +313,29 @@ def target(pytestconfig: pytest.Config) -> KernelUnderTest:
     return pytestconfig.stash[TARGET_KEY]
 
 
-Checker = Callable[..., Check]
+class CheckCounts(Protocol):
+    """The `check_counts` fixture's call: compare counts with the reference, record the check, fail on a mismatch."""
+
+    def __call__(self, got: object, expected: torch.Tensor, params: CaseParams, path: str = "wrapper",
+                 row_labels: Sequence[str] | None = None, side_effects: Sequence[str] = (), logits: object = None,
+                 synchronize: bool = True) -> Check: ...
+
+
+class LaunchAndCheck(Protocol):
+    """The `launch` fixture's call: run one path of the kernel under test on an input, then check its counts."""
+
+    def __call__(self, path: str, logits: torch.Tensor, expected: torch.Tensor, params: CaseParams,
+                 row_labels: Sequence[str] | None = None) -> Check: ...
 
 
 @pytest.fixture
-def check(request: pytest.FixtureRequest, backend: Backend) -> Checker:
+def check_counts(request: pytest.FixtureRequest, backend: Backend) -> CheckCounts:
     """Compare got with expected bit-exactly, record the check on the test, fail with a per-row message.
 
     The result must live on the input's device (`logits`, when given; else the backend's). `synchronize=False`
     reads it as a caller on the current stream would, with no device-wide synchronize first."""
 
-    def _check(
+    def _check_counts(
         got: object,
         expected: torch.Tensor,
         params: CaseParams,
@@ -348,7 +358,7 @@ def check(request: pytest.FixtureRequest, backend: Backend) -> Checker:
         assert_check(result)
         return result
 
-    return _check
+    return _check_counts
 
 
 def record(request: pytest.FixtureRequest, result: Check) -> None:
@@ -357,7 +367,8 @@ def record(request: pytest.FixtureRequest, result: Check) -> None:
 
 
 @pytest.fixture
-def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Backend, check: Checker) -> Checker:
+def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Backend,
+           check_counts: CheckCounts) -> LaunchAndCheck:
     """Run one path on an in-domain input and check it: a raise is a refusal (or a device fault), both fail."""
 
     def _launch(
@@ -376,6 +387,6 @@ def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Bac
         except Exception as exc:  # noqa: BLE001 - any raise on in-domain input is the kernel's failure
             record(request, failed_launch(exc, params, path, expected, logits, backend.current_card()))
             raise
-        return check(done.counts, expected, params, path, row_labels, done.side_effects, logits)
+        return check_counts(done.counts, expected, params, path, row_labels, done.side_effects, logits)
 
     return _launch

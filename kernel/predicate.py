@@ -2,17 +2,13 @@
 from __future__ import annotations
 
 import importlib
-import os
 
 import triton
 import triton.language as tl
 
+from kernel.launch import interpreting
+
 __all__ = ["NAN_PREDICATE_SOURCE", "is_nan_i32"]
-
-
-def _interpreting() -> bool:
-    """The interpreter has no extern (libdevice) support, so it always gets the portable predicate."""
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
 def _cuda_visible() -> bool:
@@ -27,7 +23,7 @@ def _cuda_visible() -> bool:
 
 def _load_libdevice() -> tuple[object | None, str]:
     """Return (libdevice module, source name); (None, 'portable') when no usable libdevice exists."""
-    if _interpreting():
+    if interpreting():  # the interpreter has no extern (libdevice) support: always the portable predicate
         return None, "portable"
     candidates = (
         ("triton.language.extra.cann.libdevice", "cann"),

@@ -21,7 +21,7 @@ from reports import placeholders, results
 from reports.collector import ResultCollector
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
-from harness.activation import active, decide
+from harness.activation import active, decide, is_worker
 from harness.run import RUN_INFO_KEY
 
 DEFAULT_JSON = "reports/results.json"
@@ -49,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def is_controller(config: pytest.Config) -> bool:
     """True in a serial run and in xdist's controller; False in xdist workers."""
-    return not hasattr(config, "workerinput")
+    return not is_worker(config)
 
 
 def json_path(config: pytest.Config) -> Path | None:

@@ -30,10 +30,8 @@ class ResultsError(ValueError):
 
 
 def tally(values: Sequence[str]) -> dict[str, int]:
-    counts: dict[str, int] = {}
-    for v in values:
-        counts[v] = counts.get(v, 0) + 1
-    return dict(sorted(counts.items()))
+    """How many times each value occurs, keys sorted (results.json's tallies)."""
+    return dict(sorted(Counter(values).items()))
 
 
 def document(
@@ -149,7 +147,7 @@ def validate(doc: Any, source: str) -> None:
     """One check for every reader, so no gate reads a malformed file as a run (or crashes on it)."""
     try:
         _check_schema(doc)
-        DOCUMENT.check(doc, "")
+        DOCUMENT.validate(doc, "")
         _check_consistent(doc)
     except ResultsError as exc:
         raise ResultsError(f"{source}: {exc}") from None
@@ -176,7 +174,8 @@ class Kind:
     test: Callable[[Any], bool]
     parts: Callable[[Any, str], None] | None = None  # checks inside a value that passed `test`
 
-    def check(self, value: Any, where: str) -> None:
+    def validate(self, value: Any, where: str) -> None:
+        """Raise ResultsError naming `where` when the value is not of this kind, so a bad file is refused."""
         if not self.test(value):
             raise ResultsError(f"{where} must be {self.words}, not {_shown(value)}")
         if self.parts is not None:
@@ -191,7 +190,7 @@ def nullable(kind: Kind) -> Kind:
     """`kind`, or null where the writer has nothing to say (no kernel yet, a problem rather than a row)."""
     def parts(value: Any, where: str) -> None:
         if value is not None:
-            kind.check(value, where)
+            kind.validate(value, where)
     return Kind(f"{kind.words} or null", lambda v: v is None or kind.test(v), parts)
 
 
@@ -204,7 +203,7 @@ def list_of(item: Kind) -> Kind:
     """A list whose every item is checked, so an error names the index."""
     def parts(value: list[Any], where: str) -> None:
         for i, v in enumerate(value):
-            item.check(v, f"{where}[{i}]")
+            item.validate(v, f"{where}[{i}]")
     return Kind("a list", lambda v: isinstance(v, list), parts)
 
 
@@ -214,7 +213,7 @@ def dict_of(value_kind: Kind, keys: Sequence[str] | None = None) -> Kind:
         for k, v in value.items():
             if keys is not None and k not in keys:
                 raise ResultsError(f"{_at(where, k)}: unknown key (allowed: {', '.join(keys)})")
-            value_kind.check(v, _at(where, k))
+            value_kind.validate(v, _at(where, k))
     return Kind("an object", lambda v: isinstance(v, dict), parts)
 
 
@@ -226,7 +225,7 @@ def record(fields: Mapping[str, Kind], required: Sequence[str] = ()) -> Kind:
                 raise ResultsError(f"{_at(where, key)} is missing")
         for key, kind in fields.items():
             if key in value:
-                kind.check(value[key], _at(where, key))
+                kind.validate(value[key], _at(where, key))
     return Kind("an object", lambda v: isinstance(v, dict), parts)
 
 

@@ -6,6 +6,7 @@ one-line tally. Families are read from the run's RunInfo, so a new family shows 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from cases.family import ClassTable, Context, Family, Grid, Totals
@@ -75,9 +76,7 @@ def _field(r: TestRecord | CaseParams, name: str) -> str:
 
 
 def _state_counts(states: Iterable[str]) -> str:
-    tally: dict[str, int] = {}
-    for s in states:
-        tally[s] = tally.get(s, 0) + 1
+    tally = Counter(states)
     parts = [f"{tally[s]} {STATE_TEXT[s]}" for s in ("fail", "mixed", "waived", "skip", "pass") if s in tally]
     return f": {', '.join(parts)}" if parts else ""
 
@@ -255,10 +254,7 @@ def headline(results: Sequence[TestRecord], *, kernel: str, backend: str, finish
         verdict, css = "FAIL", "fail"
     else:
         verdict, css = "PASS", "pass"
-    tally: dict[str, int] = {}
-    for r in results:
-        tally[r.verdict] = tally.get(r.verdict, 0) + 1
-    tally_text = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(tally.items(), key=lambda kv: -kv[1]))
+    tally_text = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in Counter(r.verdict for r in results).most_common())
     gap_items = "".join(f"<li>{esc(g)}</li>" for g in gaps)
     not_run = sum(1 for r in results if r.verdict == NOT_RUN)
     return (
@@ -274,10 +270,7 @@ def failure_list(results: Sequence[TestRecord]) -> str:
     failed = [r for r in results if r.failed]
     if not failed:
         return '<p id="nan-failures">No failures.</p>'
-    tally: dict[str, int] = {}
-    for r in failed:
-        key = r.family or r.test_name
-        tally[key] = tally.get(key, 0) + 1
+    tally = Counter(r.family or r.test_name for r in failed)
     by = ", ".join(f"{esc(k)} {n}" for k, n in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
     items = [f"<li><b>{esc(r.verdict.replace('_', ' '))}</b> <code>{esc(r.id)}</code>: {esc(why(r))}</li>"
              for r in failed]

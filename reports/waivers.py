@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.activation import is_worker
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
@@ -112,7 +114,7 @@ class WaiverPlugin:
         if unknown:
             listed = "\n  ".join(unknown)
             message = f"--nan-waivers {self.source}: id(s) match no collected test:\n  {listed}"
-            if hasattr(config, "workerinput"):  # xdist turns a worker's UsageError into an INTERNALERROR
+            if is_worker(config):  # xdist turns a worker's UsageError into an INTERNALERROR
                 config.hook.pytest_collectreport(
                     report=pytest.CollectReport("", "failed", longrepr=message, result=[])
                 )

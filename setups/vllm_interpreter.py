@@ -9,19 +9,15 @@ vendor's). The kernel itself is left exactly as shipped: int1 flags, 32-bit row 
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from types import ModuleType
+
+from harness.backends import interpreting  # the only mode in which these CPU stand-ins make sense
 
 __all__ = ["LOGITS_MODULE", "TRITON_UTILS_MODULE", "install", "interpreting", "use_real_triton"]
 
 LOGITS_MODULE = "vllm.v1.worker.gpu.metrics.logits"
 TRITON_UTILS_MODULE = "vllm.triton_utils"
-
-
-def interpreting() -> bool:
-    """True under TRITON_INTERPRET, the only mode in which these CPU stand-ins make sense."""
-    return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
 def use_real_triton() -> None:
