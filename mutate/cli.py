@@ -227,8 +227,10 @@ def _main(argv: Sequence[str] | None) -> int:
     if survivors and args.trials > 0:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
             judged = list(pool.map(lambda me: judge_survivor(me[0], folders[me[0].id], snapshot, args), survivors))
+        masked = (f"; {len(base.failed_ids)} test(s) the original fails were deselected: a difference only they "
+                  "could show is not judged here" if base.failed_ids else "")
         for (m, e), eq in zip(survivors, judged):
-            e["equivalence"], e["judgement"] = eq, report.judgement(eq)
+            e["equivalence"], e["judgement"] = eq, report.judgement(eq) + ("" if eq.get("differs") else masked)
     for _, e in survivors:
         e.setdefault("judgement", report.judgement(None))
     doc = report.document(entries, {**meta, "seconds": round(time.monotonic() - started, 1)})

@@ -77,14 +77,15 @@ def _body(fn: ast.FunctionDef) -> list[ast.stmt]:
 
 
 def sites(tree: ast.Module) -> Iterator[tuple[int, ast.AST, Site]]:
-    """(walk index, node, site) for every node inside a function body, in a fixed order; nested defs get their own."""
+    """(walk index, node, site) for every node inside a function body, in a fixed order; nested defs get their own;
+    f-strings (error messages) are left alone."""
     index = {id(n): i for i, n in enumerate(ast.walk(tree))}
 
     def inside(node: ast.AST, site: Site) -> Iterator[tuple[int, ast.AST, Site]]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.FunctionDef):
                 yield from visit(child)
-            elif not isinstance(child, (ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            elif not isinstance(child, (ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.JoinedStr)):
                 yield index[id(child)], child, site
                 yield from inside(child, site)
 

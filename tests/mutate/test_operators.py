@@ -31,7 +31,7 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
 
 def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
     if logits.dim() != 2:
-        raise ValueError("2-D only")
+        raise ValueError(f"2-D only, not {logits.dim() + 1 - 1}")
     num_reqs, vocab_size = logits.shape
     out = torch.zeros(num_reqs, dtype=torch.int32, device=logits.device)
     _num_nans_kernel[(num_reqs,)](logits, logits.stride(0), out, vocab_size, BLOCK_SIZE=8192)
@@ -53,7 +53,7 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "sizes_swapped": ("num_reqs, vocab_size = logits.shape", "vocab_size, num_reqs = logits.shape"),
     "addend_dropped": ("block = i + tl.arange(0, BLOCK_SIZE)", "block = tl.arange(0, BLOCK_SIZE)"),
     "early_return": ("    for i in range(", "    return\n    for i in range("),
-    "guard_removed": ("raise ValueError('2-D only')", "pass"),
+    "guard_removed": ("raise ValueError(f'2-D only, not {logits.dim() + 1 - 1}')", "pass"),
     "contiguous_added": ("    if logits.dim() != 2:", "    logits = logits.contiguous()\n    if logits.dim() != 2:"),
     "atomic_to_store": ("tl.atomic_add(num_nans_ptr + req_idx, num_nans, sem='relaxed')",
                         "tl.store(num_nans_ptr + req_idx, num_nans)"),
@@ -125,6 +125,11 @@ def test_duplicates_are_dropped() -> None:
 
     gen = _generate(Operator("twice", "a test operator", "any", twice))
     assert len(gen.mutants) == 1 and gen.duplicates == 1
+
+
+def test_error_messages_are_not_mutated() -> None:
+    assert all("2-D only, not {logits.dim() + 1 - 1}" in m.source or m.operator == "guard_removed"
+               for m in _generate().mutants)
 
 
 def test_changed_lines_point_into_the_mutant() -> None:
