@@ -53,7 +53,7 @@ NUMERIC: tuple[Numeric, ...] = (
 )
 
 
-def check(config: pytest.Config) -> None:
+def parse_numeric(config: pytest.Config) -> None:
     """Replace each numeric option's text by its int, or raise OptionError naming the option and its range."""
     for spec in NUMERIC:
         setattr(config.option, spec.dest, spec.parse(getattr(config.option, spec.dest, spec.default)))

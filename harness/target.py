@@ -99,8 +99,9 @@ def load(module_name: str) -> KernelUnderTest:
 
 
 @dataclass(frozen=True)
-class Launch:
-    """Counts from one path plus every side effect seen: stray writes around the output, input changes."""
+class PathResult:
+    """What one path returned plus every side effect seen (stray writes around the output, input changes), so the
+    comparison judges both."""
 
     counts: object
     side_effects: tuple[str, ...]
@@ -149,7 +150,7 @@ def run_direct(target: KernelUnderTest, logits: torch.Tensor) -> tuple[torch.Ten
     return out, effects
 
 
-def run_path(target: KernelUnderTest, path: str, logits: torch.Tensor) -> Launch:
+def run_path(target: KernelUnderTest, path: str, logits: torch.Tensor) -> PathResult:
     """Run the wrapper or the direct launch and collect side effects; the caller skips a missing kernel."""
     before = bits_snapshot(logits)
     effects: list[str] = []
@@ -165,4 +166,4 @@ def run_path(target: KernelUnderTest, path: str, logits: torch.Tensor) -> Launch
         where = "input or the storage around it (row padding, before or after the view)" \
             if before.numel() != logits.numel() else "input"
         effects.append(f"{where} modified: {changed} element(s) changed bits")
-    return Launch(counts, tuple(effects))
+    return PathResult(counts, tuple(effects))

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 PARAMS_PROPERTY = "nan_params"  # the case a test item runs, attached before it starts
-CHECK_PROPERTY = "nan_case"  # one per `check` call
+CHECK_PROPERTY = "nan_case"  # one per Check: a `check_counts` or `launch` call, or a failed launch
 PLANTED_PROPERTY = "planted"  # a self-test's verdict on one planted variant
 CALL_SITE_PROPERTY = "nan_call_site"  # a call-site mismatch (vLLM's callers hold another kernel)
 CAPTURABLE_PROPERTY = "nan_capturable"  # whether one call could be captured in a device graph, and why not

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from cases.aggregate import AGGREGATE_CASES, AggregateCase, build_aggregate
-from harness.plugin import Checker
+from harness.plugin import CheckCounts
 from harness.target import KernelUnderTest
 from reference.aggregate import aggregate_reference
 from verdict.record import CaseParams
@@ -15,7 +15,8 @@ pytestmark = pytest.mark.nan_aggregate
 
 
 @pytest.mark.parametrize("case", AGGREGATE_CASES, ids=str)
-def test_aggregate_per_request(case: AggregateCase, target: KernelUnderTest, device: str, check: Checker) -> None:
+def test_aggregate_per_request(case: AggregateCase, target: KernelUnderTest, device: str,
+                               check_counts: CheckCounts) -> None:
     aggregate = target.aggregate
     if aggregate is None:
         pytest.skip(f"{target.module_name} has no aggregate_num_nans_per_request (newer upstream vLLM only)")
@@ -26,4 +27,4 @@ def test_aggregate_per_request(case: AggregateCase, target: KernelUnderTest, dev
     effects = [] if torch.equal(inputs.num_nans.cpu(), host_counts) else ["num_nans was modified"]
     params = CaseParams("aggregate", str(case), "int32", case.layout, (int(host_counts.numel()), case.requests),
                         f"ends {case.ends_dtype}", case.seed)
-    check(got, expected, params, "wrapper", [f"request {i}" for i in range(case.requests)], effects)
+    check_counts(got, expected, params, "wrapper", [f"request {i}" for i in range(case.requests)], effects)

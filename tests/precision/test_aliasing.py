@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from harness.plugin import Checker
+from harness.plugin import CheckCounts
 from harness.target import KernelUnderTest
 from reference import expected_counts
 from .test_wrapper_contract import nan_rows, params
@@ -20,23 +20,23 @@ DTYPES = [(torch.float32, "fp32"), (torch.bfloat16, "bf16")]
 
 @pytest.mark.parametrize("dtype, name", DTYPES, ids=[n for _, n in DTYPES])
 def test_outputs_not_reused_across_calls(
-    dtype: torch.dtype, name: str, target: KernelUnderTest, device: str, check: Checker
+    dtype: torch.dtype, name: str, target: KernelUnderTest, device: str, check_counts: CheckCounts
 ) -> None:
     """The first call's counts must survive a second call of the same shape (a cached output would not)."""
     first_host = nan_rows(4, 3000, dtype, seed=11)
     second_host = torch.zeros(4, 3000, dtype=dtype)  # no NaNs: a shared buffer would read all zeros
     first = target.get_num_nans(first_host.to(device))
     second = target.get_num_nans(second_host.to(device))
-    check(second, expected_counts(second_host), params(f"{name}-two-calls-second-4x3000", name, (4, 3000)))
+    check_counts(second, expected_counts(second_host), params(f"{name}-two-calls-second-4x3000", name, (4, 3000)))
     assert isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)
     shared = first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr()
     assert not shared, "get_num_nans returned the same output buffer for two calls"
-    check(first, expected_counts(first_host), params(f"{name}-two-calls-first-4x3000", name, (4, 3000), seed=11))
+    check_counts(first, expected_counts(first_host), params(f"{name}-two-calls-first-4x3000", name, (4, 3000), seed=11))
 
 
 @pytest.mark.parametrize("dtype, name", DTYPES, ids=[n for _, n in DTYPES])
 def test_refilled_logits_buffer(
-    dtype: torch.dtype, name: str, target: KernelUnderTest, device: str, check: Checker
+    dtype: torch.dtype, name: str, target: KernelUnderTest, device: str, check_counts: CheckCounts
 ) -> None:
     """Three steps on one buffer, refilled in place with new NaNs each step: every step's counts are its own."""
     buffer = torch.empty(6, 5000, dtype=dtype, device=device)
@@ -46,7 +46,8 @@ def test_refilled_logits_buffer(
         host[step] = 0  # one clean row per step, a different one each time
         buffer.copy_(host)
         got = target.get_num_nans(buffer)
-        check(got, expected_counts(host), params(f"{name}-refilled-step{step}-6x5000", name, (6, 5000), seed=seed))
+        check_counts(got, expected_counts(host),
+                     params(f"{name}-refilled-step{step}-6x5000", name, (6, 5000), seed=seed))
         held.append((got, expected_counts(host), seed, step))
     for got, expected, seed, step in held:  # earlier results must not change when the buffer is refilled
-        check(got, expected, params(f"{name}-refilled-held{step}-6x5000", name, (6, 5000), seed=seed))
+        check_counts(got, expected, params(f"{name}-refilled-held{step}-6x5000", name, (6, 5000), seed=seed))

@@ -19,7 +19,7 @@ import torch
 from harness import streams
 from harness.backends import Backend
 from harness.compare import exception_text, refusal
-from harness.plugin import Checker, record
+from harness.plugin import CheckCounts, record
 from harness.target import KernelUnderTest
 from reference import expected_counts
 from .test_wrapper_contract import nan_rows
@@ -46,7 +46,7 @@ def _params(case_id: str, shape: tuple[int, ...], detail: str, seed: int) -> Cas
 
 @pytest.mark.parametrize("stream_kind", ["default", "non-default"])
 def test_counts_follow_the_callers_stream(stream_kind: str, runtime: object, backend: Backend,
-                                          target: KernelUnderTest, check: Checker) -> None:
+                                          target: KernelUnderTest, check_counts: CheckCounts) -> None:
     """The NaNs land in the input only after slow work on the current stream; the counts are read on that stream."""
     rows, vocab, seed = 8, 40_000, 41
     host = nan_rows(rows, vocab, torch.float32, seed=seed)
@@ -59,12 +59,12 @@ def test_counts_follow_the_callers_stream(stream_kind: str, runtime: object, bac
         streams.delay(runtime, card)
         logits.copy_(staged)  # queued behind the delay: a kernel that does not wait for this stream reads zeros
         got = target.get_num_nans(logits)
-        check(got, expected_counts(host), _params(f"stream-{stream_kind}-{rows}x{vocab}", (rows, vocab),
+        check_counts(got, expected_counts(host), _params(f"stream-{stream_kind}-{rows}x{vocab}", (rows, vocab),
                                                   f"{stream_kind} stream, read without a device-wide sync", seed),
               logits=logits, synchronize=False)
 
 
-def test_input_on_another_card(runtime: object, backend: Backend, target: KernelUnderTest, check: Checker,
+def test_input_on_another_card(runtime: object, backend: Backend, target: KernelUnderTest, check_counts: CheckCounts,
                                request: pytest.FixtureRequest) -> None:
     """Triton launches on the current card: a wrapper without a device guard reads the other card's input there."""
     count = backend.card_count()
@@ -89,11 +89,11 @@ def test_input_on_another_card(runtime: object, backend: Backend, target: Kernel
         effects.append(f"the current card changed from {here} to {backend.current_card()}")
     if isinstance(got, torch.Tensor) and got.device.index not in (None, other):
         effects.append(f"result on card {got.device.index}, the input's is card {other}")
-    check(got, expected_counts(host), info, logits=logits, side_effects=effects)
+    check_counts(got, expected_counts(host), info, logits=logits, side_effects=effects)
 
 
 def test_graph_capture_replays_new_counts(runtime: object, backend: Backend, target: KernelUnderTest,
-                                          check: Checker, request: pytest.FixtureRequest,
+                                          check_counts: CheckCounts, request: pytest.FixtureRequest,
                                           pytestconfig: pytest.Config) -> None:
     """Captured once, replayed after the buffer is refilled: the replay counts the new contents."""
     rows, vocab = 6, 5000
@@ -112,5 +112,5 @@ def test_graph_capture_replays_new_counts(runtime: object, backend: Backend, tar
     request.node.user_properties.append((CAPTURABLE_PROPERTY, json.dumps({"capturable": True, "why": ""})))
     logits.copy_(second.to(card))
     graph.replay()
-    check(got, expected_counts(second), _params(f"graph-replay-{rows}x{vocab}", (rows, vocab),
+    check_counts(got, expected_counts(second), _params(f"graph-replay-{rows}x{vocab}", (rows, vocab),
                                                 "captured once, replayed on refilled input", 52), logits=logits)

@@ -5,7 +5,7 @@ import pytest
 
 from cases.family import Built
 from cases.registry import FamilyCase
-from harness.plugin import Checker
+from harness.plugin import LaunchAndCheck
 
 _LAST_BUILT: dict[tuple[str, str], Built] = {}  # the case just built: its other path usually runs next, here
 
@@ -19,7 +19,7 @@ def _built(family_case: FamilyCase) -> Built:
     return _LAST_BUILT[key]
 
 
-def test_case(family_case: FamilyCase, path: str, device: str, launch: Checker) -> None:
+def test_case(family_case: FamilyCase, path: str, device: str, launch: LaunchAndCheck) -> None:
     """Build the case on the CPU, place it on the device as its family says, and compare bit-exactly."""
     family, case = family_case.family, family_case.case
     built = _built(family_case)

@@ -7,7 +7,8 @@ import pytest
 import torch
 
 from cases.formats import FP32, hex_bits
-from harness.target import PATHS, run_path
+from harness.plugin import CheckCounts
+from harness.target import PATHS, KernelUnderTest, run_path
 from reference import bits_reference
 from verdict.record import CaseParams
 
@@ -36,7 +37,8 @@ def test_fp32_closed_form_matches_bits_reference() -> None:
 @pytest.mark.nan_sweep
 @pytest.mark.nan_fp32_full
 @pytest.mark.parametrize("path", PATHS)
-def test_fp32_full_sweep(path: str, device: str, target, check, request: pytest.FixtureRequest) -> None:  # type: ignore[no-untyped-def]
+def test_fp32_full_sweep(path: str, device: str, target: KernelUnderTest, check_counts: CheckCounts,
+                         request: pytest.FixtureRequest) -> None:
     if not request.config.getoption("--nan-fp32-full"):
         pytest.skip("all 2^32 fp32 patterns: pass --nan-fp32-full (meant for accelerators)")
     if path == "direct" and target.kernel is None:
@@ -54,5 +56,5 @@ def test_fp32_full_sweep(path: str, device: str, target, check, request: pytest.
     expected = fp32_row_counts(0, 1 << 16)
     labels = [f"patterns {hex_bits(r * ROW, FP32)}..{hex_bits(r * ROW + ROW - 1, FP32)}" for r in range(1 << 16)]
     info = CaseParams("sweep", "fp32-sweep-full", "fp32", "full", (1 << 16, ROW), "full", None)
-    check(got, expected, info, path, row_labels=labels, side_effects=effects)
+    check_counts(got, expected, info, path, row_labels=labels, side_effects=effects)
     print(f"fp32 full sweep ({path}): {1 << 32} patterns in {time.perf_counter() - started:.1f} s")

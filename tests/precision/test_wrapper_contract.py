@@ -15,7 +15,7 @@ from cases.formats import fmt_of, from_bits, to_bits
 from cases.ieee import canonical_nan
 from cases.random_bits import generator, randn, random_nan_bits
 from harness.compare import assert_check, refusal
-from harness.plugin import Checker, record
+from harness.plugin import CheckCounts, LaunchAndCheck, record
 from harness.target import GUARD, PATHS, POISON, KernelUnderTest, bits_snapshot, run_direct
 from reference import expected_counts
 from verdict.record import CaseParams
@@ -64,7 +64,7 @@ OUTSIDE = ("rank-1d", "rank-3d", "rank-0d", "dtype-float64", "dtype-int32", "dty
 
 @pytest.mark.parametrize("kind", OUTSIDE)
 def test_outside_domain_refused_or_counted(
-    kind: str, target: KernelUnderTest, device: str, check: Checker, request: pytest.FixtureRequest
+    kind: str, target: KernelUnderTest, device: str, check_counts: CheckCounts, request: pytest.FixtureRequest
 ) -> None:
     """Refusing is fine, any exception; returning counts is fine when they are exactly the reference's."""
     host = _any_nan_input(kind)
@@ -80,11 +80,11 @@ def test_outside_domain_refused_or_counted(
         return
     after = bits_snapshot(logits) if logits.dim() == 2 else _raw_bits(logits)
     effects = [] if torch.equal(before.reshape(-1), after.reshape(-1)) else ["input modified"]
-    check(got, expected_counts(host), info, "wrapper", side_effects=effects, logits=logits)
+    check_counts(got, expected_counts(host), info, "wrapper", side_effects=effects, logits=logits)
 
 
 def test_host_tensor_on_accelerator_refused_or_counted(
-    target: KernelUnderTest, device: str, check: Checker, request: pytest.FixtureRequest
+    target: KernelUnderTest, device: str, check_counts: CheckCounts, request: pytest.FixtureRequest
 ) -> None:
     """A CPU tensor on an accelerator backend: refused, or counted right (never a wild read); counting it on the
     host, into host counts, is what the contract allows (the result lives on the input's device)."""
@@ -100,7 +100,7 @@ def test_host_tensor_on_accelerator_refused_or_counted(
         assert_check(refused)
         return
     on_host = isinstance(got, torch.Tensor) and got.device.type == "cpu"  # counts on the host or on the card: both fine
-    check(got, expected_counts(host), info, "wrapper", logits=host if on_host else None)
+    check_counts(got, expected_counts(host), info, "wrapper", logits=host if on_host else None)
 
 
 @pytest.mark.parametrize("vocab", [0, 1, 5000])
@@ -140,7 +140,7 @@ class _CopyWatch(TorchDispatchMode):
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
-def test_padded_rows_read_in_place(dtype: str, target: KernelUnderTest, device: str, check: Checker) -> None:
+def test_padded_rows_read_in_place(dtype: str, target: KernelUnderTest, device: str, check_counts: CheckCounts) -> None:
     """stride(0) > vocab: the padding holds NaNs that must not be counted, and the input is never copied."""
     fmt = fmt_of(dtype)
     rows, vocab, padded = 5, 3000, 3000 + 77
@@ -155,12 +155,14 @@ def test_padded_rows_read_in_place(dtype: str, target: KernelUnderTest, device: 
     whole = view.as_strided((rows, padded), (padded, 1), view.storage_offset())
     if not torch.equal(to_bits(whole), reference_copy):
         effects.append("the padded storage was modified")
-    check(got, expected_counts(storage[:, :vocab]), params(f"{dtype}-padded-{rows}x{vocab}", dtype, (rows, vocab),
-          "padded"), "wrapper", side_effects=effects, logits=view)
+    check_counts(got, expected_counts(storage[:, :vocab]),
+                 params(f"{dtype}-padded-{rows}x{vocab}", dtype, (rows, vocab), "padded"), "wrapper",
+                 side_effects=effects, logits=view)
 
 
 @pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
-def test_output_and_input_untouched(dtype: str, target: KernelUnderTest, device: str, check: Checker) -> None:
+def test_output_and_input_untouched(dtype: str, target: KernelUnderTest, device: str,
+                                    check_counts: CheckCounts) -> None:
     """Output is int32, contiguous, on the input's device; the input is bit-identical afterwards."""
     host = nan_rows(6, 9000, fmt_of(dtype).dtype)
     before = to_bits(host)
@@ -169,11 +171,11 @@ def test_output_and_input_untouched(dtype: str, target: KernelUnderTest, device:
     effects = [] if torch.equal(to_bits(logits), before) else ["get_num_nans modified its input"]
     if isinstance(got, torch.Tensor) and not got.is_contiguous():
         effects.append(f"output is not contiguous (strides {tuple(got.stride())})")
-    check(got, expected_counts(host), params(f"{dtype}-untouched-6x9000", dtype, (6, 9000)), "wrapper",
+    check_counts(got, expected_counts(host), params(f"{dtype}-untouched-6x9000", dtype, (6, 9000)), "wrapper",
           side_effects=effects, logits=logits)
 
 
-def test_direct_launch_writes_only_its_outputs(target: KernelUnderTest, device: str, check: Checker) -> None:
+def test_direct_launch_writes_only_its_outputs(target: KernelUnderTest, device: str, check_counts: CheckCounts) -> None:
     """Poisoned guard slots (two blocks wide) on both sides of the output must survive the launch unchanged."""
     if target.kernel is None:
         pytest.skip(target.kernel_skip_reason or "no _num_nans_kernel")
@@ -181,7 +183,7 @@ def test_direct_launch_writes_only_its_outputs(target: KernelUnderTest, device: 
     logits = host.to(device)
     counts, effects = run_direct(target, logits)
     assert GUARD >= 8192 and POISON < 0
-    check(counts, expected_counts(host), params("fp32-guarded-9x8193", "fp32", (9, 8193)), "direct",
+    check_counts(counts, expected_counts(host), params("fp32-guarded-9x8193", "fp32", (9, 8193)), "direct",
           side_effects=effects, logits=logits)
 
 
@@ -191,7 +193,7 @@ OFFSETS = (1, 3, 8192)  # element offsets into a larger buffer: unaligned for ev
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("offset", OFFSETS)
 @pytest.mark.parametrize("dtype", ["fp32", "bf16", "fp16"])
-def test_offset_views(dtype: str, offset: int, path: str, device: str, launch: Checker) -> None:
+def test_offset_views(dtype: str, offset: int, path: str, device: str, launch: LaunchAndCheck) -> None:
     """A [4, 3000] view starting `offset` elements into a buffer of NaNs: only the view's elements count.
     A kernel or wrapper that drops storage_offset() reads from the buffer's start (NaNs) instead."""
     fmt = fmt_of(dtype)

@@ -12,7 +12,7 @@ import torch
 
 from cases.formats import fmt_of, from_bits, hex_bits
 from cases.ieee import CLASS_BY_NAME
-from harness.plugin import Checker
+from harness.plugin import CheckCounts
 from harness.target import KernelUnderTest
 from reference import expected_counts
 from verdict.record import CaseParams
@@ -32,26 +32,26 @@ def _rows(dtype: str, classes: list[str], vocab: int = 64) -> tuple[torch.Tensor
 
 @pytest.mark.parametrize("dtype", ["fp32", "fp16"])
 @pytest.mark.parametrize("cls", ["quiet_nan", "inf"])
-def test_planted_ieee(cls: str, dtype: str, target: KernelUnderTest, device: str, check: Checker) -> None:
+def test_planted_ieee(cls: str, dtype: str, target: KernelUnderTest, device: str, check_counts: CheckCounts) -> None:
     """Row 0 is zero, row 1 holds the class: the planted +1 on row 1 miscounts every class."""
     x, labels = _rows(dtype, ["zero", cls])
     info = CaseParams("ieee", f"{dtype}-ieee-{cls}", dtype, "rows", tuple(x.shape), cls, 42)
-    check(target.get_num_nans(x.to(device)), expected_counts(x), info, "wrapper", row_labels=labels)
+    check_counts(target.get_num_nans(x.to(device)), expected_counts(x), info, "wrapper", row_labels=labels)
 
 
-def test_planted_sweep(target: KernelUnderTest, device: str, check: Checker) -> None:
+def test_planted_sweep(target: KernelUnderTest, device: str, check_counts: CheckCounts) -> None:
     """Every fp16 pattern once, 16 rows of 4096: the planted +1 gives one NaN too many."""
     x = from_bits(torch.arange(65536, dtype=torch.int64).reshape(16, 4096), fmt_of(torch.float16))
     info = CaseParams("sweep", "fp16-sweep-planted", "fp16", "ordered", (16, 4096), "ordered", 42)
-    check(target.get_num_nans(x.to(device)), expected_counts(x), info, "wrapper")
+    check_counts(target.get_num_nans(x.to(device)), expected_counts(x), info, "wrapper")
 
 
 @pytest.mark.parametrize("label", [MARKUP], ids=[f"{MARKUP}<script>document.title='PWNED'</script>"])
-def test_planted_markup(label: str, target: KernelUnderTest, device: str, check: Checker) -> None:
+def test_planted_markup(label: str, target: KernelUnderTest, device: str, check_counts: CheckCounts) -> None:
     """Markup in the id, the case id and a wrong row's label must reach the report as text."""
     x = torch.full((2, 8), float("nan"))
     info = CaseParams("contract", f"case-{MARKUP}", "fp32", MARKUP, (2, 8), "1.0", 42)
-    check(target.get_num_nans(x.to(device)), expected_counts(x), info, "wrapper", row_labels=[label, label])
+    check_counts(target.get_num_nans(x.to(device)), expected_counts(x), info, "wrapper", row_labels=[label, label])
 
 
 def test_planted_raises() -> None:
@@ -59,13 +59,13 @@ def test_planted_raises() -> None:
     raise RuntimeError(f"kernel said {MARKUP}<script>document.title='PWNED'</script>")
 
 
-def test_planted_two_checks(target: KernelUnderTest, device: str, check: Checker) -> None:
+def test_planted_two_checks(target: KernelUnderTest, device: str, check_counts: CheckCounts) -> None:
     """Two checks in one test: the first passes (1 row), the second fails (2 rows); both are kept."""
     one = torch.full((1, 16), float("nan"))
     two = torch.full((2, 16), float("nan"))
-    check(target.get_num_nans(one.to(device)), expected_counts(one),
+    check_counts(target.get_num_nans(one.to(device)), expected_counts(one),
           CaseParams("contract", "fp32-two-a", "fp32", "all", (1, 16), "1.0", 42))
-    check(target.get_num_nans(two.to(device)), expected_counts(two),
+    check_counts(target.get_num_nans(two.to(device)), expected_counts(two),
           CaseParams("contract", "fp32-two-b", "fp32", "all", (2, 16), "1.0", 42))
 
 
