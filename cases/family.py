@@ -37,25 +37,25 @@ class Context:
 class Built:
     """A case's tensors on the CPU: the logical logits, the expected counts and a label per row.
 
-    `storage` is the whole host allocation when `host` is a view into it (padded rows): the input is placed on
+    `storage` is the whole CPU allocation when `logits` is a view into it (padded rows): the input is placed on
     the device as the same view of a copy of that storage, and everything in it must survive the call.
-    `place` overrides placement (a view far into a large allocation); it may raise MemoryError.
+    `build_on` makes the device input itself instead (a view far into a large allocation); it may raise MemoryError.
     """
 
-    host: torch.Tensor
+    logits: torch.Tensor
     expected: torch.Tensor
     labels: Sequence[str] | None = None
     storage: torch.Tensor | None = None
-    place: Callable[[str], torch.Tensor] | None = None
+    build_on: Callable[[str], torch.Tensor] | None = None
 
-    def on(self, device: str) -> torch.Tensor:
-        """The input as the kernel gets it: on `device`, with the host's strides and offset."""
-        if self.place is not None:
-            return self.place(device)
+    def input_on(self, device: str) -> torch.Tensor:
+        """The input as the kernel gets it: on `device`, with the CPU logits' strides and offset."""
+        if self.build_on is not None:
+            return self.build_on(device)
         if self.storage is None:
-            return self.host.to(device, copy=True)
+            return self.logits.to(device, copy=True)
         whole = self.storage.to(device, copy=True)
-        return whole.as_strided(self.host.shape, self.host.stride(), self.host.storage_offset())
+        return whole.as_strided(self.logits.shape, self.logits.stride(), self.logits.storage_offset())
 
 
 # -- how the summary shows a family ------------------------------------------------------------------------

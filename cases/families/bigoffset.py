@@ -28,7 +28,7 @@ class OffsetCase:
         return f"{self.dtype}-bigoffset-3x{self.vocab}-stride{self.stride}"
 
 
-def place(rows: torch.Tensor, stride: int, device: str) -> torch.Tensor:
+def place_rows(rows: torch.Tensor, stride: int, device: str) -> torch.Tensor:
     """A [3, V] view with row stride `stride` over a mostly untouched allocation (only the rows are resident)."""
     num_rows, vocab = rows.shape
     storage = torch.empty((num_rows - 1) * stride + vocab, dtype=rows.dtype, device=device)
@@ -47,7 +47,7 @@ def build(case: OffsetCase) -> Built:
         n = 100 * (row + 1) + row
         x[row, randperm(case.vocab, gen)[:n]] = from_bits(random_nan_bits(n, fmt, gen), fmt)
     labels = [f"row starts at element {r * case.stride:,}" for r in range(3)]
-    return Built(x, expected_counts(x), labels, place=partial(place, x, case.stride))
+    return Built(x, expected_counts(x), labels, build_on=partial(place_rows, x, case.stride))
 
 
 def params(case: OffsetCase) -> CaseParams:

@@ -13,7 +13,7 @@ and vocabularies past 262,144 together.
 
 The input is a [R, V] view at row stride S = V + pad, starting O elements into one allocation that continues T
 rows past the view (the vLLM pattern `logits[:num_reqs]` of a larger buffer). Everything outside the view holds
-NaN patterns of any sign and payload; `Built.on` places the same view on a copy of the whole storage.
+NaN patterns of any sign and payload; `Built.input_on` places the same view on a copy of the whole storage.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 The logical rows are a view into one larger allocation starting at element 1, 3 or 7 (not 16-byte aligned in any
 dtype: Triton specializes pointers on 16-byte alignment on GPUs), 8 (16-byte aligned in every dtype) or 4096,
 with contiguous rows or a padded row stride. Everything around the rows (before the offset, between rows, after
-the last) holds NaN patterns and must survive: `Built.on` places the same view on a copy of the whole storage, and
+the last) holds NaN patterns and must survive: `Built.input_on` places the same view on a copy of the whole storage, and
 the harness compares the whole storage before and after each call. The last few values of every row are finite,
 so a read shifted back to the allocation's start gains NaNs in row 0 whatever the offset.
 """

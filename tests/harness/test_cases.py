@@ -29,12 +29,12 @@ def test_matrix_is_the_anchors_120_cases() -> None:
 def test_nans_per_row_truncates() -> None:
     case = next(c for c in MATRIX if str(c) == "fp32-prefix-2x5000-nan0.1")
     assert case.nans_per_row == 500
-    assert torch.isnan(build_matrix(case).host).sum(-1).tolist() == [500, 500]
+    assert torch.isnan(build_matrix(case).logits).sum(-1).tolist() == [500, 500]
 
 
 @pytest.mark.parametrize("case", [c for c in MATRIX if c.layout == "scatter" and c.frac == 0.5], ids=str)
 def test_build_is_deterministic(case) -> None:  # type: ignore[no-untyped-def]
-    a, b = build_matrix(case).host, build_matrix(case).host
+    a, b = build_matrix(case).logits, build_matrix(case).logits
     assert torch.equal(to_bits(a), to_bits(b))
     assert (torch.isnan(a).sum(-1) == case.nans_per_row).all()
 
@@ -51,7 +51,7 @@ def test_specials_keep_their_bits(dtype: str) -> None:
     from cases.formats import fmt_of
 
     case = SpecialCase(dtype)
-    x = build_special(case).host
+    x = build_special(case).logits
     assert to_bits(x[0]).tolist()[:8] == anchor_special_bits(fmt_of(dtype))
     assert int(torch.isnan(x[1]).sum()) == case.nans
 
@@ -62,13 +62,13 @@ def test_family_cases_are_rebuilt_from_their_id_alone(family) -> None:  # type: 
     cases = [c for c in family.cases(Context()) if family.name != "bigoffset"][:3]
     if not cases:
         pytest.skip("no cheap cases")
-    clean = [to_bits(family.build(c).host) for c in cases]
+    clean = [to_bits(family.build(c).logits) for c in cases]
     saved = torch.get_default_dtype()
     try:
         torch.set_default_dtype(torch.float64)
         torch.manual_seed(1234)
         torch.rand(7)
-        changed = [to_bits(family.build(c).host) for c in cases]
+        changed = [to_bits(family.build(c).logits) for c in cases]
     finally:
         torch.set_default_dtype(saved)
     for case, a, b in zip(cases, clean, changed):

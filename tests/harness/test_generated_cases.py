@@ -31,9 +31,9 @@ def storage_bits(t: torch.Tensor) -> torch.Tensor:
 
 
 def same_build(a, b) -> None:  # type: ignore[no-untyped-def]
-    assert a.host.shape == b.host.shape and a.host.stride() == b.host.stride()
-    assert a.host.storage_offset() == b.host.storage_offset() and a.host.dtype == b.host.dtype
-    assert torch.equal(to_bits(a.host), to_bits(b.host)) and torch.equal(a.expected, b.expected)
+    assert a.logits.shape == b.logits.shape and a.logits.stride() == b.logits.stride()
+    assert a.logits.storage_offset() == b.logits.storage_offset() and a.logits.dtype == b.logits.dtype
+    assert torch.equal(to_bits(a.logits), to_bits(b.logits)) and torch.equal(a.expected, b.expected)
     assert (a.storage is None) == (b.storage is None)
     if a.storage is not None:
         assert torch.equal(to_bits(a.storage), to_bits(b.storage))
@@ -55,7 +55,7 @@ def test_drawn_cases_round_trip_through_their_id(case: generated.GenCase) -> Non
     assert again == case and repr(case) == f"parse({str(case)!r})"
     a, b = generated.build(case), generated.build(again)
     same_build(a, b)
-    assert torch.equal(a.expected, torch_reference(a.host))
+    assert torch.equal(a.expected, torch_reference(a.logits))
     assert case.blocks <= property_budget("cpu").blocks and case.storage_elements <= property_budget("cpu").elements
 
 
@@ -96,27 +96,27 @@ def test_named_cases_join_the_family_and_bad_ones_are_a_family_error() -> None:
 @pytest.mark.parametrize("case", offset.cases(Context()), ids=str)
 def test_offset_placement_reproduces_the_storage_offset(case: offset.OffsetCase) -> None:
     built = offset.build(case)
-    placed = built.on("cpu")
+    placed = built.input_on("cpu")
     size = placed.element_size()
     assert placed.storage_offset() == case.offset and placed.stride() == (case.stride, 1)
     assert placed.data_ptr() - placed.untyped_storage().data_ptr() == case.offset * size
     assert (placed.data_ptr() % 16 == 0) == (case.offset * size % 16 == 0)  # allocations are 16-byte aligned
-    assert placed.untyped_storage().data_ptr() != built.host.untyped_storage().data_ptr()  # a copy
-    assert torch.equal(storage_bits(placed), storage_bits(built.host))  # before, between and after the rows too
+    assert placed.untyped_storage().data_ptr() != built.logits.untyped_storage().data_ptr()  # a copy
+    assert torch.equal(storage_bits(placed), storage_bits(built.logits))  # before, between and after the rows too
     assert torch.equal(built.expected, bits_reference(placed))
     prefix = placed.as_strided((case.offset,), (1,), 0)
     assert bool(torch.isnan(prefix).all()), "the elements before the view must be NaNs"
 
 
 def test_offsets_include_unaligned_and_aligned_starts_for_every_dtype() -> None:
-    starts = {(c.dtype, c.offset * offset.build(c).host.element_size() % 16 == 0) for c in offset.cases(Context())}
+    starts = {(c.dtype, c.offset * offset.build(c).logits.element_size() % 16 == 0) for c in offset.cases(Context())}
     assert starts == {(d, a) for d in ("fp32", "bf16", "fp16") for a in (True, False)}
 
 
 @pytest.mark.parametrize("case", generated.cases(Context())[:4], ids=str)
 def test_generated_placement_keeps_offset_stride_and_surroundings(case: generated.GenCase) -> None:
     built = generated.build(case)
-    placed = built.on("cpu")
+    placed = built.input_on("cpu")
     assert (placed.storage_offset(), placed.stride(), tuple(placed.shape)) == \
         (case.offset, (case.stride, 1), (case.rows, case.vocab))
     assert torch.equal(storage_bits(placed), to_bits(built.storage))
@@ -126,7 +126,7 @@ def test_snapshot_covers_the_storage_before_and_after_the_view() -> None:
     """A write just before the view (or after it) is a side effect, not only one between rows."""
     case = offset.OffsetCase("fp32", 3, 2, 100, 107)
     for where in (case.offset - 1, case.storage_elements - 1):
-        placed = offset.build(case).on("cpu")
+        placed = offset.build(case).input_on("cpu")
         before = bits_snapshot(placed)
         placed.as_strided((1,), (1,), where).fill_(0.0)
         assert not torch.equal(before, bits_snapshot(placed)), where
@@ -136,7 +136,7 @@ def test_snapshot_covers_the_storage_before_and_after_the_view() -> None:
         return bits_reference(logits)
 
     fake = KernelUnderTest("fake", None, writes_before, None, "none", "portable")  # type: ignore[arg-type]
-    done = run_path(fake, "wrapper", offset.build(case).on("cpu"))
+    done = run_path(fake, "wrapper", offset.build(case).input_on("cpu"))
     assert done.side_effects and "before or after the view" in done.side_effects[0]
 
 
@@ -145,8 +145,8 @@ def test_snapshot_covers_the_storage_before_and_after_the_view() -> None:
 def test_square_counts_change_under_a_transpose(case: square.SquareCase) -> None:
     built = square.build(case)
     n = case.n
-    assert built.host.shape == (n, n)
-    transposed = bits_reference(built.host.t().contiguous())
+    assert built.logits.shape == (n, n)
+    transposed = bits_reference(built.logits.t().contiguous())
     assert transposed.tolist() == list(range(n, 0, -1))
     assert int((transposed != built.expected).sum()) >= n - 1  # every row but the middle one of an odd n
 
@@ -193,7 +193,7 @@ def test_property_test_shrinks_a_large_vocab_bug_to_a_rerunnable_id(tmp_path: Pa
                                     for p in ("direct", "wrapper")], rerun.describe()
     ours = load("kernel")
     for path in ("wrapper", "direct"):
-        done = run_path(ours, path, generated.build(case).on("cpu"))
+        done = run_path(ours, path, generated.build(case).input_on("cpu"))
         assert torch.equal(done.counts.cpu(), generated.build(case).expected) and not done.side_effects
 
 

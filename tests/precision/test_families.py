@@ -24,7 +24,7 @@ def test_case(family_case: FamilyCase, path: str, device: str, launch: LaunchAnd
     family, case = family_case.family, family_case.case
     built = _built(family_case)
     try:
-        logits = built.on(device)
+        logits = built.input_on(device)
     except (RuntimeError, MemoryError) as exc:  # a device too small for a huge virtual allocation
         pytest.skip(f"{case}: cannot place the input on {device}: {exc}")
     launch(path, logits, built.expected, family.params(case), built.labels)

@@ -61,7 +61,7 @@ def test_generated_cases_count_exactly(
     def counts_exactly(case: GenCase) -> None:
         note(f"generated case {case}")
         built = build(case)
-        logits = built.on(backend.torch_type)
+        logits = built.input_on(backend.torch_type)
         params = property_params(case)
         try:
             done = run_path(target, path, logits)
