@@ -61,8 +61,9 @@ class _Builder:
     crashed: bool = False
     timed_out: bool = False
 
-    def absorb(self, when: str, outcome: str, duration: float, properties: list[tuple[str, object]],
-               longrepr: str, wasxfail: bool) -> None:
+    def add_report(self, when: str, outcome: str, duration: float, properties: list[tuple[str, object]],
+                   longrepr: str, wasxfail: bool) -> None:
+        """Fold one report of the item (setup, call, teardown, a crash) into what is known, worst outcome kept."""
         self.duration += duration
         checks = []
         sites = []
@@ -153,7 +154,7 @@ class ResultCollector:
                     pass
         if report.when == "???" and self._timeout and nodeid_elapsed(self._started, report.nodeid) >= self._timeout:
             self._item(report.nodeid).timed_out = True  # pytest-timeout killed the worker past the limit
-        self._item(report.nodeid).absorb(
+        self._item(report.nodeid).add_report(
             when=report.when or "",
             outcome=report.outcome,
             duration=float(getattr(report, "duration", 0.0) or 0.0),
@@ -165,7 +166,7 @@ class ResultCollector:
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.failed:
             item = self._item(report.nodeid or "<collection>")
-            item.absorb("collect", "failed", 0.0, [], longrepr_text(report), False)
+            item.add_report("collect", "failed", 0.0, [], longrepr_text(report), False)
             item.outcome = "error"
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -187,6 +188,6 @@ def nodeid_elapsed(started: dict[str, float], nodeid: str) -> float:
 def record_of_report(report: pytest.TestReport) -> TestRecord:
     """The record one report alone describes (for per-row cells of the HTML table)."""
     builder = _Builder(report.nodeid)
-    builder.absorb(report.when or "", report.outcome, 0.0, list(getattr(report, "user_properties", ())),
-                   longrepr_text(report), hasattr(report, "wasxfail"))
+    builder.add_report(report.when or "", report.outcome, 0.0, list(getattr(report, "user_properties", ())),
+                       longrepr_text(report), hasattr(report, "wasxfail"))
     return builder.build()

@@ -37,35 +37,35 @@ def test_record_round_trips_through_json() -> None:
     assert Check.from_json(_check().to_json()) == _check()
 
 
-def _absorb(builder: _Builder, *reports: tuple[str, str, list[tuple[str, object]], str, bool]) -> TestRecord:
+def _add_reports(builder: _Builder, *reports: tuple[str, str, list[tuple[str, object]], str, bool]) -> TestRecord:
     for when, outcome, props, text, xfail in reports:
-        builder.absorb(when, outcome, 0.1, props, text, xfail)
+        builder.add_report(when, outcome, 0.1, props, text, xfail)
     return builder.build()
 
 
 def test_outcomes_and_verdicts_from_reports() -> None:
     params = [("nan_params", json.dumps(PARAMS.to_dict()))]
-    crashed = _absorb(_Builder(MATRIX_NODE), ("setup", "passed", params, "", False),
+    crashed = _add_reports(_Builder(MATRIX_NODE), ("setup", "passed", params, "", False),
                       ("???", "failed", [], "worker 'gw0' crashed while running ...", False))
     assert (crashed.outcome, crashed.verdict) == ("failed", "crash")
     assert crashed.params == PARAMS  # from the item's parametrization, not from parsing its id
     fault = [("nan_case", Check(PARAMS, "wrapper", "device_fault", refusal="RuntimeError: CUDA error").to_json())]
-    faulted = _absorb(_Builder(MATRIX_NODE), ("call", "failed", fault, "RuntimeError: CUDA error: illegal", False),
+    faulted = _add_reports(_Builder(MATRIX_NODE), ("call", "failed", fault, "RuntimeError: CUDA error: illegal", False),
                       ("???", "failed", [], "worker 'gw0' crashed", False))
     assert faulted.verdict == "device_fault" and faulted.message.startswith("RuntimeError: CUDA error")
-    teardown = _absorb(_Builder(MATRIX_NODE), ("setup", "passed", [], "", False), ("call", "passed", [], "", False),
+    teardown = _add_reports(_Builder(MATRIX_NODE), ("setup", "passed", [], "", False), ("call", "passed", [], "", False),
                        ("teardown", "failed", [], "boom", False))
     assert (teardown.outcome, teardown.verdict) == ("error", "error")
-    waived = _absorb(_Builder(MATRIX_NODE), ("call", "skipped", [], "", True))
+    waived = _add_reports(_Builder(MATRIX_NODE), ("call", "skipped", [], "", True))
     assert (waived.outcome, waived.verdict) == ("xfailed", "waived")
-    skipped = _absorb(_Builder(MATRIX_NODE), ("setup", "skipped", [], "no kernel", False))
+    skipped = _add_reports(_Builder(MATRIX_NODE), ("setup", "skipped", [], "no kernel", False))
     assert skipped.verdict == "not_run"
 
 
 def test_every_check_is_kept() -> None:
     b = _Builder(MATRIX_NODE)
     props = [("nan_case", _check(ok=True).to_json()), ("other", "x"), ("nan_case", _check().to_json())]
-    record = _absorb(b, ("call", "failed", props, "E   AssertionError", False))
+    record = _add_reports(b, ("call", "failed", props, "E   AssertionError", False))
     assert len(record.checks) == 2 and record.expected_total == 80000 and record.got_total == 80001
     assert record.verdict == "wrong_counts"
 
@@ -259,10 +259,10 @@ def test_a_waived_case_that_crashes_its_worker_stays_waived() -> None:
     """The waiver names a known failure; the worker dying on it is that failure, not a new one."""
     waiver = {"id": MATRIX_NODE, "reason": "known", "link": "l"}
     params = [("nan_params", PARAMS.to_json())]
-    waived = _absorb(_Builder(MATRIX_NODE, waiver=waiver), ("setup", "passed", params, "", False),
+    waived = _add_reports(_Builder(MATRIX_NODE, waiver=waiver), ("setup", "passed", params, "", False),
                      ("???", "failed", [], "worker 'gw0' crashed while running ...", False))
     assert (waived.outcome, waived.verdict) == ("xfailed", "waived")
-    unwaived = _absorb(_Builder(MATRIX_NODE), ("setup", "passed", params, "", False),
+    unwaived = _add_reports(_Builder(MATRIX_NODE), ("setup", "passed", params, "", False),
                        ("???", "failed", [], "worker 'gw0' crashed while running ...", False))
     assert (unwaived.outcome, unwaived.verdict) == ("failed", "crash")
 
