@@ -14,13 +14,12 @@ from cases.families.generated import (
     VOCAB_BOUNDARIES, Budget, GenCase, max_rows, padding_for,
 )
 
-B = ANCHOR_BLOCK_SIZE
 
 # four tiers, so that production sizes and beyond are drawn often (hypothesis favours small integers): boundaries up
 # to 2^16, anything up to three blocks, boundaries past 2^16 (Llama 3, Qwen, Gemma, 2^18 + 1), anything up to 300,000
 vocabs = st.one_of(
     st.sampled_from([v for v in VOCAB_BOUNDARIES if v <= 1 << 16]),
-    st.integers(1, 3 * B),
+    st.integers(1, 3 * ANCHOR_BLOCK_SIZE),
     st.sampled_from([v for v in VOCAB_BOUNDARIES if v > 1 << 16]),
     st.integers(1, MAX_VOCAB),
 )

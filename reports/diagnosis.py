@@ -28,7 +28,6 @@ from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS, from_text
 from verdict.record import CRASH, DEVICE_FAULT, REFUSED, TIMEOUT, Check, TestRecord, WrongRow
 
 SHOWN_CASES = 5
-B = ANCHOR_BLOCK_SIZE
 INTERPRETER = "interpreter"  # a defect of the Triton interpreter the preflight measured: not the kernel's
 CATEGORIES: tuple[str, ...] = (INTERPRETER, "predicate", "traversal", "offsets", "accumulation", "output",
                                "side effects", "contract", "device", "unknown")
@@ -74,7 +73,7 @@ def _vocab(c: Check) -> int:
 
 
 def _blocks(vocab: int) -> int:
-    return max(1, -(-vocab // B))
+    return max(1, -(-vocab // ANCHOR_BLOCK_SIZE))
 
 
 def _offset(c: Check) -> int:
@@ -125,7 +124,7 @@ def per_block_or(records: Sequence[TestRecord]) -> Diagnosis | None:
         return None
     return _found("accumulation", "flags summed as int1 (a per-block OR, not a count)",
                   f"{len(hits)} of {len(wrong)} wrong checks count at least 1 and at most one NaN per "
-                  f"{B}-wide block, e.g. {_example(hits[0][1])}", hits)
+                  f"{ANCHOR_BLOCK_SIZE}-wide block, e.g. {_example(hits[0][1])}", hits)
 
 
 def narrow_accumulator(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -217,16 +216,18 @@ _SHAPE_FAMILIES = ("matrix", "shapes", "sweep", "magnitudes")
 def _masked_counted(c: Check) -> bool:
     """Each wrong row of a vocab off the block counts exactly the masked lanes of its last block too."""
     v = _vocab(c)
-    return bool(v % B) and all(w.got - w.expected == _blocks(v) * B - v for w in c.wrong_rows)
+    return bool(v % ANCHOR_BLOCK_SIZE) and all(w.got - w.expected == _blocks(v) * ANCHOR_BLOCK_SIZE - v
+                                         for w in c.wrong_rows)
 
 
 def _tail_dropped(c: Check) -> bool:
     """The counts of a kernel that reads whole blocks only: each wrong row of a vocab off the block is short by at
     most the last partial block and holds no more than the whole blocks; rows shorter than a block count nothing."""
     v = _vocab(c)
-    if not v % B or c.problems or (v < B and c.got_total != 0):
+    if not v % ANCHOR_BLOCK_SIZE or c.problems or (v < ANCHOR_BLOCK_SIZE and c.got_total != 0):
         return False
-    return all(0 < w.expected - w.got <= v % B and w.got <= v - v % B for w in c.wrong_rows)
+    return all(0 < w.expected - w.got <= v % ANCHOR_BLOCK_SIZE and w.got <= v - v % ANCHOR_BLOCK_SIZE
+               for w in c.wrong_rows)
 
 
 def _elsewhere(records: Sequence[TestRecord], fits: Callable[[Check], bool]) -> list[tuple[TestRecord, Check]]:
@@ -245,9 +246,9 @@ def tail(records: Sequence[TestRecord]) -> Diagnosis | None:
     if not wrong:
         return None
     masked = [(r, c) for r, c in wrong if _masked_counted(c)]
-    ragged = [(r, c) for r, c in wrong if _vocab(c) % B]
+    ragged = [(r, c) for r, c in wrong if _vocab(c) % ANCHOR_BLOCK_SIZE]
     multiples_pass = [c for c in _passing_checks(records) if c.params.family in _SHAPE_FAMILIES
-                      and _vocab(c) and _vocab(c) % B == 0]
+                      and _vocab(c) and _vocab(c) % ANCHOR_BLOCK_SIZE == 0]
     if len(masked) == len(wrong):
         more = _elsewhere(records, _masked_counted)
         return _found("traversal", "the last, partial block of a row (masked lanes counted)",
@@ -257,21 +258,22 @@ def tail(records: Sequence[TestRecord]) -> Diagnosis | None:
         return None
     more = _elsewhere(records, _tail_dropped)
     return _found("traversal", "the last, partial block of a row (mask or loop bound)",
-                  f"only vocab sizes that are not a multiple of {B} miscount ({len(ragged)} checks), e.g. "
-                  f"{_example(ragged[0][1])}; {multiples_pass[0].params.case_id} (a multiple) passes{_too(more)}",
+                  f"only vocab sizes that are not a multiple of {ANCHOR_BLOCK_SIZE} miscount ({len(ragged)} checks), "
+                  f"e.g. {_example(ragged[0][1])}; {multiples_pass[0].params.case_id} (a multiple) passes{_too(more)}",
                   [*ragged, *more])
 
 
 def block_sums(records: Sequence[TestRecord]) -> Diagnosis | None:
     """Rows longer than one block lose or repeat whole blocks, while rows within one block pass."""
     wrong = [(r, c) for r, c in _wrong_checks(records) if r.family in ("matrix", "shapes")]
-    long = [(r, c) for r, c in wrong if _vocab(c) > B]
+    long = [(r, c) for r, c in wrong if _vocab(c) > ANCHOR_BLOCK_SIZE]
     short_pass = [c for c in _passing_checks(records) if c.params.family in ("matrix", "shapes")
-                  and 1 < _vocab(c) <= B]
+                  and 1 < _vocab(c) <= ANCHOR_BLOCK_SIZE]
     if not long or len(long) != len(wrong) or not short_pass:
         return None
     return _found("traversal", "multi-block rows: blocks lost, overwritten or stepped wrong",
-                  f"only rows longer than one {B}-block miscount ({len(long)} checks), e.g. {_example(long[0][1])}; "
+                  f"only rows longer than one {ANCHOR_BLOCK_SIZE}-block miscount ({len(long)} checks), "
+                  f"e.g. {_example(long[0][1])}; "
                   f"{short_pass[0].params.case_id} passes", long)
 
 

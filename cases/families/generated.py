@@ -31,7 +31,6 @@ from cases.random_bits import generator, randn, random_nan_bits
 from reference import bits_reference
 from verdict.record import CaseParams
 
-B = ANCHOR_BLOCK_SIZE
 DEFAULT_SEED = 8
 CPU_CASES, DEVICE_CASES = 10, 100
 MAX_ROWS = 4096
@@ -45,11 +44,12 @@ PRODUCTION_VOCABS: tuple[int, ...] = (32000, 32064, 50257, 128256, 151936, 15206
 # block multiples +-1 for the block sizes ports use, 16- and 17-bit counter limits, production vocabs and past them
 VOCAB_BOUNDARIES: tuple[int, ...] = tuple(sorted(
     {1, 2, 3, 15, 16, 17, 127, 128, 129}
-    | {m * b + d for b in (1024, 2048, 4096, B, 2 * B) for m in (1, 2) for d in (-1, 0, 1)}
+    | {m * b + d for b in (1024, 2048, 4096, ANCHOR_BLOCK_SIZE, 2 * ANCHOR_BLOCK_SIZE)
+       for m in (1, 2) for d in (-1, 0, 1)}
     | {65535, 65536, 65537, 131071, 131072, 131073, 262145, MAX_VOCAB}
     | set(PRODUCTION_VOCABS)
 ))
-ROW_ALIGNMENTS: tuple[int, ...] = (16, 64, 128, 256, B)  # padded strides: vocab rounded up to these
+ROW_ALIGNMENTS: tuple[int, ...] = (16, 64, 128, 256, ANCHOR_BLOCK_SIZE)  # padded strides: vocab rounded up to these
 FRACS: tuple[float, ...] = (1.0, 0.0, 0.5, 0.1, 0.01, 0.001)  # the first shrinks best: all NaN, then none
 NAN_KINDS: tuple[str, ...] = ("any", "quiet", "signaling", "negative", "payload1", "payloadmax")
 BACKGROUNDS: tuple[str, ...] = ("randn", "specials")  # non-NaN values: normal ones, or +-Inf/0/subnormals/max
@@ -114,7 +114,7 @@ class GenCase:
     @property
     def blocks(self) -> int:
         """Block iterations of the anchor's launch: what the interpreter's time follows."""
-        return self.rows * -(-self.vocab // B)
+        return self.rows * -(-self.vocab // ANCHOR_BLOCK_SIZE)
 
     @property
     def storage_elements(self) -> int:
@@ -150,7 +150,7 @@ def parse(case_id: str) -> GenCase:
 
 def max_rows(vocab: int, pad: int, offset: int, tail: int, budget: Budget) -> int:
     """The most rows a case with these columns may have within the budget (at least 1)."""
-    by_blocks = budget.blocks // -(-vocab // B)
+    by_blocks = budget.blocks // -(-vocab // ANCHOR_BLOCK_SIZE)
     by_elements = (budget.elements - offset) // (vocab + pad) - tail
     return max(1, min(MAX_ROWS, by_blocks, by_elements))
 
@@ -226,7 +226,7 @@ def draw(rng: random.Random, budget: Budget) -> GenCase:
     if pick < 0.5:
         vocab = rng.choice(VOCAB_BOUNDARIES)
     elif pick < 0.75:
-        vocab = rng.randint(1, 3 * B)
+        vocab = rng.randint(1, 3 * ANCHOR_BLOCK_SIZE)
     else:
         vocab = rng.randint(1, MAX_VOCAB)
     pick = rng.random()

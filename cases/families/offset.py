@@ -18,7 +18,6 @@ from cases.random_bits import generator, randn_with_nans, random_nan_bits
 from reference import bits_reference
 from verdict.record import CaseParams
 
-B = ANCHOR_BLOCK_SIZE
 OFFSETS: tuple[int, ...] = (1, 3, 7, 8, 4096)
 TAIL = 64  # NaN patterns after the last row's padding
 FINITE_END = 8  # finite values closing every row (> the largest unaligned offset)
@@ -26,7 +25,7 @@ ALIGNMENT = 16  # bytes: what Triton specializes pointer arguments on
 
 # (rows, vocab, stride) for every offset, plus a multi-block padded row at one unaligned offset
 GEOMETRIES: tuple[tuple[int, int, int], ...] = ((5, 3000, 3000), (5, 3000, 3007))
-MULTI_BLOCK: tuple[tuple[int, tuple[int, int, int]], ...] = ((3, (2, B + 1, B + 8)),)
+MULTI_BLOCK: tuple[tuple[int, tuple[int, int, int]], ...] = ((3, (2, ANCHOR_BLOCK_SIZE + 1, ANCHOR_BLOCK_SIZE + 8)),)
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from cases.random_bits import generator, randn_with_nans, random_nan_bits
 from reference import bits_reference
 from verdict.record import CaseParams
 
-B = ANCHOR_BLOCK_SIZE
-GEOMETRIES: tuple[tuple[int, int, int], ...] = ((5, 3000, 3077), (3, B + 1, 2 * B), (4, 100, 3 * B + 5))
+GEOMETRIES: tuple[tuple[int, int, int], ...] = (
+    (5, 3000, 3077), (3, ANCHOR_BLOCK_SIZE + 1, 2 * ANCHOR_BLOCK_SIZE), (4, 100, 3 * ANCHOR_BLOCK_SIZE + 5))
 
 
 @dataclass(frozen=True)

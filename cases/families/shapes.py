@@ -10,8 +10,8 @@ from cases.random_bits import generator, randn_with_nans
 from reference import expected_counts
 from verdict.record import CaseParams
 
-B = ANCHOR_BLOCK_SIZE
-EDGE_VOCABS: tuple[int, ...] = (1, 2, B - 1, B, B + 1, 2 * B + 1)
+EDGE_VOCABS: tuple[int, ...] = (1, 2, ANCHOR_BLOCK_SIZE - 1, ANCHOR_BLOCK_SIZE, ANCHOR_BLOCK_SIZE + 1,
+                                 2 * ANCHOR_BLOCK_SIZE + 1)
 BATCH_VOCAB = 33
 NAN_FRACTION = 0.25
 
