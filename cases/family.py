@@ -7,7 +7,8 @@ carries its `CaseParams`, and the summary lays it out by its `summary` grouping.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Protocol
 
 import torch
@@ -102,11 +103,20 @@ class Family:
     extra_markers: tuple[str, ...] = ()  # markers every case of the family also gets (e.g. nan_bigoffset)
     order: int = 100  # position in collection and in the summary
 
+    def __post_init__(self) -> None:
+        """Every CaseParams of this family names it: a family module writes its name once, in `Family(...)`."""
+        object.__setattr__(self, "params", partial(_named, self.name, self.params))
+
     def markers(self) -> dict[str, str]:
         return {self.marker: self.description, **{m: self.description for m in self.extra_markers}}
 
 
-def params_of(family: str, case: Any, shape: tuple[int, ...], detail: str, layout: str = "") -> CaseParams:
-    """CaseParams for the usual record fields (dtype, layout, seed) of a case."""
-    return CaseParams(family, str(case), getattr(case, "dtype", ""), layout or getattr(case, "layout", ""),
+def _named(family: str, params: Callable[[Any], CaseParams], case: Any) -> CaseParams:
+    """The case's CaseParams with `family` as its family, whatever the family module's `params` put there."""
+    return replace(params(case), family=family)
+
+
+def params_of(case: Any, shape: tuple[int, ...], detail: str, layout: str = "") -> CaseParams:
+    """CaseParams for the usual record fields (dtype, layout, seed) of a case; its Family fills in the family."""
+    return CaseParams("", str(case), getattr(case, "dtype", ""), layout or getattr(case, "layout", ""),
                       tuple(shape), detail, getattr(case, "seed", None))

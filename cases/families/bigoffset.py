@@ -51,7 +51,7 @@ def build(case: OffsetCase) -> Built:
 
 
 def params(case: OffsetCase) -> CaseParams:
-    return params_of("bigoffset", case, (3, case.vocab), "offset", layout="bigoffset")
+    return params_of(case, (3, case.vocab), "offset", layout="bigoffset")
 
 
 FAMILY = Family(

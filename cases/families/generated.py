@@ -215,7 +215,7 @@ def build(case: GenCase) -> Built:
 
 
 def params(case: GenCase) -> CaseParams:
-    return params_of("generated", case, (case.rows, case.vocab), f"nan{case.frac}", layout="generated")
+    return params_of(case, (case.rows, case.vocab), f"nan{case.frac}", layout="generated")
 
 
 # -- the seeded cases ------------------------------------------------------------------------------------------

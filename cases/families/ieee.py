@@ -50,7 +50,7 @@ def build(case: IeeeCase) -> Built:
 
 
 def params(case: IeeeCase) -> CaseParams:
-    return params_of("ieee", case, (2 * len(IEEE_CLASSES) if case.arrangement == "rows" else 4, case.vocab),
+    return params_of(case, (2 * len(IEEE_CLASSES) if case.arrangement == "rows" else 4, case.vocab),
                      case.arrangement, layout=case.arrangement)
 
 

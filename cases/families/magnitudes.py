@@ -43,7 +43,7 @@ def build(case: MagnitudeCase) -> Built:
 
 
 def params(case: MagnitudeCase) -> CaseParams:
-    return params_of("magnitudes", case, (len(case.counts), case.vocab), "counts", layout="magnitudes")
+    return params_of(case, (len(case.counts), case.vocab), "counts", layout="magnitudes")
 
 
 FAMILY = Family(

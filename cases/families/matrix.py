@@ -59,7 +59,7 @@ def build(case: MatrixCase) -> Built:
 
 
 def params(case: MatrixCase) -> CaseParams:
-    return params_of("matrix", case, (case.rows, case.vocab), f"{case.frac}")
+    return params_of(case, (case.rows, case.vocab), f"{case.frac}")
 
 
 def cases(context: Context) -> tuple[MatrixCase, ...]:

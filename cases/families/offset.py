@@ -71,7 +71,7 @@ def build(case: OffsetCase) -> Built:
 
 
 def params(case: OffsetCase) -> CaseParams:
-    return params_of("offset", case, (case.rows, case.vocab), f"offset{case.offset}", layout="offset")
+    return params_of(case, (case.rows, case.vocab), f"offset{case.offset}", layout="offset")
 
 
 def cases(context: Context) -> tuple[OffsetCase, ...]:

@@ -39,7 +39,7 @@ def build(case: PaddedCase) -> Built:
 
 
 def params(case: PaddedCase) -> CaseParams:
-    return params_of("padded", case, (case.rows, case.vocab), "0.2", layout="padded")
+    return params_of(case, (case.rows, case.vocab), "0.2", layout="padded")
 
 
 FAMILY = Family(

@@ -35,7 +35,7 @@ def build(case: ShapeCase) -> Built:
 
 
 def params(case: ShapeCase) -> CaseParams:
-    return params_of("shapes", case, (case.rows, case.vocab), f"{NAN_FRACTION}", layout="shape")
+    return params_of(case, (case.rows, case.vocab), f"{NAN_FRACTION}", layout="shape")
 
 
 def cases(context: Context) -> tuple[ShapeCase, ...]:

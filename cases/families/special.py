@@ -47,7 +47,7 @@ def build(case: SpecialCase) -> Built:
 
 
 def params(case: SpecialCase) -> CaseParams:
-    return params_of("special", case, (case.rows, case.vocab), "special", layout="special")
+    return params_of(case, (case.rows, case.vocab), "special", layout="special")
 
 
 FAMILY = Family(

@@ -52,7 +52,7 @@ def build(case: SquareCase) -> Built:
 
 
 def params(case: SquareCase) -> CaseParams:
-    return params_of("square", case, (case.n, case.n), "staircase", layout="square")
+    return params_of(case, (case.n, case.n), "staircase", layout="square")
 
 
 def cases(context: Context) -> tuple[SquareCase, ...]:

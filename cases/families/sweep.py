@@ -78,7 +78,7 @@ def build(case: SweepCase) -> Built:
 def params(case: SweepCase) -> CaseParams:
     shape = {"sample": (64, 128), "ordered": (16, 4096), "shuffled": (16, 4096), "straddle": (2, 1 << 15),
              "ragged": (7, 10_007)}.get(case.layout, ())
-    return params_of("sweep", case, shape, case.layout)
+    return params_of(case, shape, case.layout)
 
 
 def cases(context: Context) -> tuple[SweepCase, ...]:
