@@ -50,7 +50,7 @@ class CaseParams:
     dtype: str = ""
     layout: str = ""
     shape: tuple[int, ...] = ()
-    detail: str = ""  # NaN fraction, IEEE arrangement, sweep layout, ...: the family decides
+    detail: str = ""  # what sets the case apart in its family (NaN fraction, IEEE class, sweep layout, offset)
     seed: int | None = None
 
     def to_dict(self) -> dict[str, Any]:

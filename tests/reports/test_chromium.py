@@ -54,7 +54,7 @@ def test_reviewer_sees_title_summary_and_failing_rows(dom: str) -> None:
     assert "65,536 patterns, 2,046 NaNs expected, 2,047 NaNs counted" in dom  # the sweep line
     row = _row(dom, FAILING)  # rendered by the report's script from its JSON blob
     cells = ('<td class="col-dtype">fp32</td><td class="col-layout">scatter</td><td class="col-shape">4x8192</td>'
-             '<td class="col-nan">0.5</td><td class="col-path">wrapper</td><td class="col-verdict">wrong counts</td>'
+             '<td class="col-detail">0.5</td><td class="col-path">wrapper</td><td class="col-verdict">wrong counts</td>'
              '<td class="col-expected">16384</td>'
              '<td class="col-got">16385</td><td class="col-wrong">1</td>')
     assert cells in row
