@@ -221,7 +221,11 @@ def _main(argv: Sequence[str] | None) -> int:
               + (f" by {s.nodeid}" if s.outcome == classify.KILLED else f" ({s.why})") + f" {o.seconds:.0f} s",
               flush=True)
 
-    outcomes = Runner(settings, stages, deadline).run_many(targets, progress)
+    confirm = run.confirm_with(settings, Target(snapshot.stem, (snapshot.parent, *args.kernel_path), "original"),
+                               out / "original" / "confirm")
+    runner = Runner(settings, stages, deadline, confirm=confirm)
+    outcomes = runner.run_many(targets, progress)
+    meta["flaky_original"] = sorted(runner.flaky)
     entries = [entry(m, o) for m, o in zip(mutants, outcomes)]
     survivors = [(m, e) for m, e in zip(mutants, entries) if e["status"] == classify.SURVIVED]
     if survivors and args.trials > 0:

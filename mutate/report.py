@@ -125,6 +125,7 @@ def html(doc: dict[str, Any]) -> str:
                   for op in OPERATORS)
     baseline = doc.get("baseline") or {}
     excluded = "".join(f"<li><code>{escape(n)}</code></li>" for n in baseline.get("failed", []))
+    flaky = "".join(f"<li><code>{escape(n)}</code></li>" for n in doc.get("flaky_original", []))
     nc = "".join(f"<li><code>{escape(n['id'])}</code> {escape(n['operator'])} {escape(n['location'])}: "
                  f"{escape(n['error'])}</li>" for n in doc.get("not_compiling", []))
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>mutation score: {escape(doc['kernel'])}"
@@ -133,6 +134,8 @@ def html(doc: dict[str, Any]) -> str:
             f"source <code>{escape(doc['file'])}</code>; baseline: {escape(baseline.get('status', ''))}</p>"
             + (f"<p>Tests the original already fails (deselected for every mutant):</p><ul>{excluded}</ul>"
                if excluded else "")
+            + (f"<p>Tests the original failed when a kill by a crash was confirmed (flaky for the original; "
+               f"deselected from then on):</p><ul>{flaky}</ul>" if flaky else "")
             + f"<h3 id='mut-survivors'>Survivors: the suite's blind spots ({len(survivors)})</h3>"
             + (f"<table>{head}{''.join(_row(m, True) for m in survivors)}</table>" if survivors else "<p>none</p>")
             + f"<h3>Every other mutant ({len(rest)})</h3><table>{head}{''.join(_row(m, False) for m in rest)}</table>"

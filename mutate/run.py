@@ -21,10 +21,12 @@ from pathlib import Path
 from mutate import classify
 from mutate.classify import StageResult
 from mutate.suite import ROOT, Stage, pytest_argv
-from verdict.record import FAILED_OUTCOMES
+from verdict.record import CRASH, DEVICE_FAULT, FAILED_OUTCOMES, TIMEOUT
 
 _DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST")
-INTERNAL_ERROR = 3  # pytest's exit status when it fails before or around the tests  # an outer pytest's variables must not reach a sub-run
+INTERNAL_ERROR = 3  # pytest's exit status when it fails before or around the tests
+UNSTABLE = frozenset({CRASH, DEVICE_FAULT, TIMEOUT})  # verdicts a flaky original could also give: kills confirmed
+CONFIRM_RERUNS = 2  # stage reruns after a kill the original does not confirm  # an outer pytest's variables must not reach a sub-run
 
 
 @dataclass(frozen=True)
@@ -130,8 +132,13 @@ class Runner:
     """Runs targets through the stages with a shared deadline; slots pin cards."""
 
     def __init__(self, settings: Settings, stages: Sequence[Stage], deadline: float,
-                 stage_runner: Callable[[list[str], Path, dict[str, str], float], tuple[int | None, bool]] = run_stage):
+                 stage_runner: Callable[[list[str], Path, dict[str, str], float], tuple[int | None, bool]] = run_stage,
+                 confirm: Callable[[str], bool] | None = None):
         self.settings, self.stages, self.deadline, self.stage_runner = settings, tuple(stages), deadline, stage_runner
+        self.confirm = confirm  # nodeid -> the original passes it again (None: kills are not confirmed)
+        self.confirmed: dict[str, bool] = {}
+        self.flaky: set[str] = set()  # tests the original failed on confirmation: deselected for later runs
+        self.confirm_lock = threading.Lock()
         self.slots: queue.Queue[int] = queue.Queue()
         for k in range(max(1, settings.jobs)):
             self.slots.put(k)
@@ -140,8 +147,40 @@ class Runner:
     def left(self) -> float:
         return self.deadline - time.monotonic()
 
+    def _stage(self, stage: Stage, target: Target, sub: Path, card: int | None, first_failure: bool,
+               deselect: Sequence[str]) -> tuple[StageResult, str]:
+        """One stage's run and what it says; (result, run id)."""
+        s = self.settings
+        run_id = uuid.uuid4().hex
+        argv = pytest_argv(stage, kernel=target.kernel, kernel_paths=target.paths, device=s.device, folder=sub,
+                           first_failure=first_failure, run_id=run_id, deselect=deselect, extra=s.extra)
+        limit = min(s.per_run_s, self.left())
+        code, stopped = self.stage_runner(argv, sub, run_env(s.device, card, s.visibility_var), limit)
+        if code == INTERNAL_ERROR and not (classify.read_results(sub, run_id)[0] or {}).get("cases"):
+            # pytest failed before it ran anything (e.g. a plugin tripping over a package being installed next
+            # to us): once more, then it stays not run
+            code, stopped = self.stage_runner(argv, sub, run_env(s.device, card, s.visibility_var),
+                                              min(s.per_run_s, self.left()))
+        budget_stop = stopped and limit < s.per_run_s
+        result = classify.classify_stage(sub, run_id, code, timed_out=stopped and not budget_stop,
+                                         first_failure=first_failure)
+        if budget_stop:
+            result = StageResult(classify.NOT_RUN, why="the budget ran out during its run")
+        return result, run_id
+
+    def original_passes(self, nodeid: str) -> bool:
+        """Whether the original passes `nodeid` on every confirmation run (asked once per test, then remembered)."""
+        with self.confirm_lock:
+            if nodeid not in self.confirmed:
+                self.confirmed[nodeid] = self.confirm(nodeid) if self.confirm else True
+                if not self.confirmed[nodeid]:
+                    self.flaky.add(nodeid)
+            return self.confirmed[nodeid]
+
     def run(self, target: Target, folder: Path, *, first_failure: bool = True) -> Outcome:
-        """Every stage in order until one does not pass (with first_failure, each stops at its first failure)."""
+        """Every stage in order until one does not pass (with first_failure, each stops at its first failure).
+        A kill by a crash, fault or timeout-like verdict is confirmed: the original must pass that test again;
+        if it does not, the test is flaky for the original, it is deselected from then on and the stage reruns."""
         slot = self.slots.get()
         s = self.settings
         card = slot % s.cards if s.cards else None
@@ -153,23 +192,13 @@ class Runner:
                     outcome.stages.append(StageResult(classify.NOT_RUN, why="the budget ran out before this stage"))
                     outcome.stage_names.append(stage.name)
                     break
-                run_id = uuid.uuid4().hex
-                sub = folder / stage.name
-                argv = pytest_argv(stage, kernel=target.kernel, kernel_paths=target.paths, device=s.device,
-                                   folder=sub, first_failure=first_failure, run_id=run_id, deselect=s.deselect,
-                                   extra=s.extra)
-                limit = min(s.per_run_s, self.left())
-                code, stopped = self.stage_runner(argv, sub, run_env(s.device, card, s.visibility_var), limit)
-                if code == INTERNAL_ERROR and not (classify.read_results(sub, run_id)[0] or {}).get("cases"):
-                    # pytest failed before it ran anything (e.g. a plugin tripping over a package being installed
-                    # next to us): once more, then it stays not run
-                    code, stopped = self.stage_runner(argv, sub, run_env(s.device, card, s.visibility_var),
-                                                      min(s.per_run_s, self.left()))
-                budget_stop = stopped and limit < s.per_run_s
-                result = classify.classify_stage(sub, run_id, code, timed_out=stopped and not budget_stop,
-                                                 first_failure=first_failure)
-                if budget_stop:
-                    result = StageResult(classify.NOT_RUN, why="the budget ran out during its run")
+                for attempt in range(CONFIRM_RERUNS + 1):
+                    deselect = (*s.deselect, *sorted(self.flaky))
+                    sub = folder / (stage.name if attempt == 0 else f"{stage.name}-rerun{attempt}")
+                    result, run_id = self._stage(stage, target, sub, card, first_failure, deselect)
+                    if not (first_failure and result.outcome == classify.KILLED and result.verdict in UNSTABLE
+                            and self.confirm is not None) or self.original_passes(result.nodeid):
+                        break
                 outcome.stages.append(result)
                 outcome.stage_names.append(stage.name)
                 if not first_failure:
@@ -206,6 +235,29 @@ class Runner:
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+def confirm_with(settings: Settings, original: Target, folder: Path, times: int = 2,
+                 stage_runner: Callable[[list[str], Path, dict[str, str], float], tuple[int | None, bool]] = run_stage
+                 ) -> Callable[[str], bool]:
+    """A confirmer: the original runs one test `times` times (card 0); True when it passes every time."""
+    def confirm(nodeid: str) -> bool:
+        for k in range(times):
+            run_id = uuid.uuid4().hex
+            sub = folder / f"{uuid.uuid5(uuid.NAMESPACE_URL, nodeid).hex[:10]}-{k}"
+            argv = pytest_argv(Stage("confirm", (nodeid,)), kernel=original.kernel, kernel_paths=original.paths,
+                               device=settings.device, folder=sub, first_failure=False, run_id=run_id,
+                               extra=settings.extra)
+            card = 0 if settings.cards else None
+            code, stopped = stage_runner(argv, sub, run_env(settings.device, card, settings.visibility_var),
+                                         settings.per_run_s)
+            if classify.classify_stage(sub, run_id, code, stopped, first_failure=False).outcome \
+                    != classify.STAGE_PASSED:
+                print(f"mutate: the original fails {nodeid} too (run {k + 1}): deselected from now on", flush=True)
+                return False
+        return True
+
+    return confirm
 
 
 def failing_ids(folder: Path, run_id: str) -> list[str]:

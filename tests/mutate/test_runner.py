@@ -113,3 +113,35 @@ def test_an_internal_error_before_any_test_is_retried_once(tmp_path: Path) -> No
 
     out = Runner(_settings(tmp_path), STAGES, time.monotonic() + 60, flaky).run(Target("m"), tmp_path / "m")
     assert out.status.outcome == classify.KILLED and len(calls) == 2
+
+
+def test_a_crash_kill_the_original_also_shows_is_deselected_and_rerun(tmp_path: Path) -> None:
+    """A flaky original (a crash on a case it passed in the baseline) must not make kills: confirm, then rerun."""
+    runs: list[list[str]] = []
+
+    def crashes_once(argv: list[str], folder: Path, env: dict[str, str], limit_s: float) -> tuple[int | None, bool]:
+        runs.append(argv)
+        folder.mkdir(parents=True, exist_ok=True)
+        run_id = next(a.split("=", 1)[1] for a in argv if a.startswith("--nan-run-id="))
+        crash = "t::flaky" not in argv  # crashes until that test is deselected
+        case = {"nodeid": "t::flaky", "outcome": "failed" if crash else "passed", "verdict": "crash" if crash
+                else "pass", "message": "worker 'gw0' crashed", "parameters": {"family": "bigoffset"}}
+        (folder / "results.json").write_text(json.dumps({"run_id": run_id, "finished": True, "cases": [case]}))
+        return (1 if crash else 0), False
+
+    asked: list[str] = []
+
+    def original_fails_it_too(nodeid: str) -> bool:
+        asked.append(nodeid)
+        return False
+
+    runner = Runner(_settings(tmp_path), STAGES[:1], time.monotonic() + 60, crashes_once, confirm=original_fails_it_too)
+    out = runner.run(Target("m"), tmp_path / "m")
+    assert asked == ["t::flaky"] and runner.flaky == {"t::flaky"}
+    assert out.status.outcome == classify.SURVIVED and "--deselect" in runs[-1]
+    # a crash the original does not show stands as a kill, confirmed once per test
+    confirmed = Runner(_settings(tmp_path), STAGES[:1], time.monotonic() + 60,
+                       lambda a, f, e, l: crashes_once([x for x in a if x != "t::flaky"], f, e, l),
+                       confirm=lambda nodeid: True)
+    got = confirmed.run(Target("m"), tmp_path / "n").status
+    assert got.outcome == classify.KILLED and got.crash
