@@ -11,7 +11,7 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, settings
+from hypothesis import HealthCheck, Phase, given, note, seed, settings
 
 from cases.families.generated import GenCase, build
 from cases.strategies import gen_cases, property_budget
@@ -24,6 +24,9 @@ from verdict.record import PASS, CaseParams, Check
 pytestmark = pytest.mark.nan_property
 # no explain phase: it traces every line the failing example runs, which the Triton interpreter makes very slow
 PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+# derandomize=True seeds from the test function's source text, so a rename inside it would draw other cases: the
+# seed it derived before `Built.on` became `Built.input_on`, pinned, keeps the same cases whatever the body says
+SEED = 0xcc401d498f5ea7791d22a2762db3f08d7c51df9774887ebf6cca96bc1a248a2408f66203250ecb5fd28f195d9f29b399
 
 
 def property_params(case: GenCase) -> CaseParams:
@@ -58,6 +61,7 @@ def test_generated_cases_count_exactly(
     @settings(max_examples=examples, derandomize=True, database=None, deadline=None, print_blob=False, phases=PHASES,
               suppress_health_check=list(HealthCheck))
     @given(case=gen_cases(property_budget(backend.name)))
+    @seed(SEED)
     def counts_exactly(case: GenCase) -> None:
         note(f"generated case {case}")
         built = build(case)
