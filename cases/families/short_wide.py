@@ -1,0 +1,55 @@
+"""A short batch of wide rows holding more NaNs than 2^15 and 2^16: the path a short batch takes must sum past 16 bits.
+
+Found by `python -m mutate` on our kernel: the `magnitudes` family holds its large counts in a 21-row batch, which
+launches one program per row; a short batch instead cuts each row into chunks whose partial counts a second stage
+sums, and with that sum narrowed to int16 every other case still passed. Three rows (a short batch on every
+backend: fewer rows than the interpreter's 8, an NPU's vector cores or a GPU's SMs), 70,001 wide.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cases.anchor import ANCHOR_SEED, DTYPES
+from cases.family import Built, Family, params_of
+from cases.formats import fmt_of, from_bits
+from cases.random_bits import generator, randn, randperm, random_nan_bits
+from reference import expected_counts, sealed
+from verdict.record import CaseParams
+
+VOCAB = 70_001
+COUNTS: tuple[int, ...] = (32_768, 65_537, VOCAB)  # past int16, past uint16, every element
+
+
+@dataclass(frozen=True)
+class ShortWideCase:
+    """Row i holds exactly counts[i] NaNs of random patterns at random positions; len(counts) rows."""
+
+    dtype: str
+    vocab: int
+    counts: tuple[int, ...]
+    seed: int = ANCHOR_SEED
+
+    def __str__(self) -> str:
+        return f"{self.dtype}-shortwide-{len(self.counts)}x{self.vocab}"
+
+
+def build(case: ShortWideCase) -> Built:
+    fmt = fmt_of(case.dtype)
+    gen = generator(case.seed)
+    x = randn(len(case.counts), case.vocab, gen).to(fmt.dtype)
+    for row, n in enumerate(case.counts):
+        x[row, randperm(case.vocab, gen)[:n]] = from_bits(random_nan_bits(n, fmt, gen), fmt)
+    expected = expected_counts(x)
+    if sealed.int_list(expected) != list(case.counts):
+        raise AssertionError("short-wide rows were built wrong")
+    return Built(x, expected, [f"{n} NaNs in {case.vocab}" for n in case.counts])
+
+
+def params(case: ShortWideCase) -> CaseParams:
+    return params_of(case, (len(case.counts), case.vocab), "counts", layout="shortwide")
+
+
+FAMILY = Family(
+    "short_wide", "nan_layout", "hostile layouts: edge shapes, count magnitudes, NaN-padded rows, huge offsets",
+    lambda context: tuple(ShortWideCase(d, VOCAB, COUNTS) for d in DTYPES), build, params, order=62,
+)
