@@ -6,6 +6,8 @@ batches and squares and more generated cases).
 """
 from __future__ import annotations
 
+import argparse
+
 import inspect
 import sys
 from collections.abc import Sequence
@@ -77,8 +79,10 @@ def render(families: Sequence[Family] | None = None, context: Context | None = N
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Write the page to PATH (default: the checkout's docs/families.md)."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    target = Path(args[0]) if args else DOC
+    parser = argparse.ArgumentParser(prog=COMMAND, description="Write the families reference, generated from the "
+                                     "family registry (tests/harness/test_family_doc.py checks it is current).")
+    parser.add_argument("path", nargs="?", type=Path, default=DOC, help="file to write (default: the checkout's docs/families.md)")
+    target = parser.parse_args(argv).path
     if not target.parent.is_dir():
         print(f"{COMMAND}: no folder {target.parent}; name the file to write", file=sys.stderr)
         return 2
