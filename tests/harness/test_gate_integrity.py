@@ -73,15 +73,21 @@ def test_a_real_interrupt_still_stops_the_run() -> None:
 
     from harness import guard
 
-    guard.watch_signals()
+    # Python's own Ctrl-C handler, whatever an earlier test in this worker left installed (a worker's handler may
+    # be ignored or already wrapped); the guard wraps it as the plugin does at start-up
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        guard.watch_signals()
 
-    def interrupted() -> None:
-        signal.raise_signal(signal.SIGINT)
+        def interrupted() -> None:
+            signal.raise_signal(signal.SIGINT)
 
-    with pytest.raises(KeyboardInterrupt):
-        guard.call(interrupted)
-    with pytest.raises(guard.KernelRaised):
-        guard.call(lambda: (_ for _ in ()).throw(KeyboardInterrupt()))
+        with pytest.raises(KeyboardInterrupt):
+            guard.call(interrupted)
+        with pytest.raises(guard.KernelRaised):
+            guard.call(lambda: (_ for _ in ()).throw(KeyboardInterrupt()))
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @pytest.mark.parametrize("args", [["--", "--nan-gen-cases=abc"], ["--no-such-option"], ["--device", "tpu"],
