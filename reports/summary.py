@@ -261,7 +261,8 @@ def headline(results: Sequence[TestRecord], *, kernel: str, backend: str, finish
         f'<p class="nan-headline" id="nan-verdict"><span class="nan-verdict-{css}">{esc(verdict)}</span>: '
         f"kernel <code>{esc(kernel)}</code> on {esc(backend)}</p>"
         f'<p id="nan-tally">{len(results)} tests: {esc(tally_text)}</p>'
-        + (f'<ul id="nan-gaps"><li>{not_run} test(s) not run</li>{gap_items}</ul>' if gaps or not_run else "")
+        + (f'<ul id="nan-gaps">{f"<li>{not_run} test(s) not run</li>" if not_run else ""}{gap_items}</ul>'
+           if gaps or not_run else "")
     )
 
 

@@ -336,3 +336,14 @@ def test_failure_details_spell_out_the_first_rows_of_each_check() -> None:
 def test_one_escape_for_text_and_attributes() -> None:
     assert esc(None) == "" and esc(3) == "3"
     assert esc('<b class="x">\'&') == "&lt;b class=&quot;x&quot;&gt;&#x27;&amp;"
+
+
+def test_headline_counts_not_run_tests_only_when_there_are_some() -> None:
+    """A gap with every test run lists the gap alone (it once said '0 test(s) not run'); a not-run test is counted."""
+    ran = [TestRecord(MATRIX_NODE, "passed", "pass", PARAMS)]
+    html = summary.headline(ran, kernel="k", backend="cpu", finished=True, ended="passed",
+                            gaps=["the direct path needs _num_nans_kernel"])
+    assert "the direct path needs _num_nans_kernel" in html and "not run</li>" not in html
+    skipped = [*ran, TestRecord(MATRIX_NODE + "x", "skipped", "not_run", PARAMS)]
+    html = summary.headline(skipped, kernel="k", backend="cpu", finished=True, ended="passed", gaps=[])
+    assert "<li>1 test(s) not run</li>" in html
