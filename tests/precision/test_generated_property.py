@@ -9,6 +9,7 @@ shrinks to a minimal case; its id is in the failure message with the command tha
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, note, seed, settings
@@ -37,7 +38,12 @@ def property_params(case: GenCase) -> CaseParams:
 
 def rerun_command(case: GenCase, path: str, config: pytest.Config) -> str:
     """The command that reruns one case as a `generated` family case, with this run's kernel and device."""
-    argv = ["python", "-m", "pytest", "tests/precision/test_families.py", "--device", config.getoption("--device"),
+    suite_file = Path(__file__).with_name("test_families.py")  # beside this file, in a checkout or installed
+    try:
+        shown = str(suite_file.relative_to(config.invocation_params.dir))
+    except ValueError:
+        shown = str(suite_file)
+    argv = ["python", "-m", "pytest", shown, "--device", config.getoption("--device"),
             "--kernel", config.getoption("--kernel")]
     for flag in ("--kernel-path", "--kernel-setup"):
         for value in config.getoption(flag):
