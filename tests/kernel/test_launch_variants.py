@@ -92,40 +92,37 @@ def test_many_partials_per_row(device: str) -> None:
     assert torch.equal(num_nans.run_plan(host.to(device), plan).cpu(), torch.isnan(host).sum(-1).to(torch.int32))
 
 
+@pytest.fixture
+def launched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The variant of every plan get_num_nans runs during the test, in order."""
+    variants: list[str] = []
+    original = num_nans.run_plan
+
+    def spy(logits: torch.Tensor, plan):  # type: ignore[no-untyped-def]
+        variants.append(plan.variant)
+        return original(logits, plan)
+
+    monkeypatch.setattr(num_nans, "run_plan", spy)
+    return variants
+
+
 @pytest.mark.parametrize("offset, expected", [(-1, "split"), (0, "rows")])
-def test_get_num_nans_switches_at_split_rows(offset: int, expected: str, device: str,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_get_num_nans_switches_at_split_rows(offset: int, expected: str, device: str, launched: list[str]) -> None:
     """The wrapper launches the plan the planner chose for this device, on either side of split_rows (rows too long
     for an eager CUDA call to run whole)."""
     tuning = tuning_for(torch.device(device))
     rows, vocab = tuning.split_rows + offset, max(3000, tuning.eager_row_bytes // 4 + 1)
-    launched = []
-    original = num_nans.run_plan
-
-    def spy(logits: torch.Tensor, plan):  # type: ignore[no-untyped-def]
-        launched.append(plan.variant)
-        return original(logits, plan)
-
-    monkeypatch.setattr(num_nans, "run_plan", spy)
     host = _logits(rows, vocab, torch.float32, vocab, 3000, seed=rows)
     got = num_nans.get_num_nans(host.to(device))
     assert launched and launched[0].startswith(expected), launched
     assert torch.equal(got.cpu(), torch.isnan(host).sum(-1).to(torch.int32))
 
 
-def test_cuda_eager_and_captured_calls_plan_apart(device: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cuda_eager_and_captured_calls_plan_apart(device: str, launched: list[str]) -> None:
     """A decode-sized input runs whole rows when called eagerly and splits when captured into a CUDA graph;
     both count exactly, the replay included."""
     if device != "cuda":
         pytest.skip("only CUDA plans by capture")
-    launched = []
-    original = num_nans.run_plan
-
-    def spy(logits: torch.Tensor, plan):  # type: ignore[no-untyped-def]
-        launched.append(plan.variant)
-        return original(logits, plan)
-
-    monkeypatch.setattr(num_nans, "run_plan", spy)
     host = _logits(2, 152064, torch.float32, 152064, 4096, seed=11)
     expected = torch.isnan(host).sum(-1).to(torch.int32)
     x = host.to(device)
