@@ -12,6 +12,7 @@ import inspect
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 
 from cases import registry
 from cases.family import Context, Family
@@ -38,11 +39,16 @@ def _ids(cases: Sequence[object]) -> list[str]:
     return ids if len(ids) <= SHOWN_IDS else [*ids[:SHOWN_IDS - 1], "…", ids[-1]]
 
 
+def _home(family: Family) -> ModuleType | None:
+    """The module whose FAMILY this is (its builder may be shared with another family's module)."""
+    return next((m for m in list(sys.modules.values()) if getattr(m, "FAMILY", None) is family), None)
+
+
 def section(family: Family, context: Context) -> str:
     """One family: its markers, its module's docstring, the id form from its case record, some ids."""
     cases = family.cases(context)
     record = type(cases[0]) if cases else None
-    module = inspect.getmodule(family.build)
+    module = _home(family)
     lines = [f"## {family.name}", "",
              f"Markers {_markers(family)} · {len(cases)} cases on the CPU · module `{module.__name__ if module else '?'}`",
              "", _doc(module) if module else family.description, ""]

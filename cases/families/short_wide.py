@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cases.anchor import ANCHOR_SEED, DTYPES
-from cases.family import Built, Family, params_of
-from cases.formats import fmt_of, from_bits
-from cases.random_bits import generator, randn, randperm, random_nan_bits
-from reference import expected_counts, sealed
+from cases.anchor import DTYPES
+from cases.families.magnitudes import MagnitudeCase, build
+from cases.family import Family, params_of
 from verdict.record import CaseParams
 
 VOCAB = 70_001
@@ -21,28 +19,11 @@ COUNTS: tuple[int, ...] = (32_768, 65_537, VOCAB)  # past int16, past uint16, ev
 
 
 @dataclass(frozen=True)
-class ShortWideCase:
-    """Row i holds exactly counts[i] NaNs of random patterns at random positions; len(counts) rows."""
-
-    dtype: str
-    vocab: int
-    counts: tuple[int, ...]
-    seed: int = ANCHOR_SEED
+class ShortWideCase(MagnitudeCase):
+    """A magnitudes case (row i holds exactly counts[i] NaNs, built by its builder) in a batch of few rows."""
 
     def __str__(self) -> str:
         return f"{self.dtype}-shortwide-{len(self.counts)}x{self.vocab}"
-
-
-def build(case: ShortWideCase) -> Built:
-    fmt = fmt_of(case.dtype)
-    gen = generator(case.seed)
-    x = randn(len(case.counts), case.vocab, gen).to(fmt.dtype)
-    for row, n in enumerate(case.counts):
-        x[row, randperm(case.vocab, gen)[:n]] = from_bits(random_nan_bits(n, fmt, gen), fmt)
-    expected = expected_counts(x)
-    if sealed.int_list(expected) != list(case.counts):
-        raise AssertionError("short-wide rows were built wrong")
-    return Built(x, expected, [f"{n} NaNs in {case.vocab}" for n in case.counts])
 
 
 def params(case: ShortWideCase) -> CaseParams:
