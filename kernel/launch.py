@@ -11,7 +11,10 @@ Variants (the plan's `variant`):
               the row's count directly (one launch). Chosen when the batch alone fills the device, and on CUDA
               for an uncaptured call of short rows (`eager_row_bytes`), where one launch with no zeroed output
               is what an eager step pays least for. With at most `cores` rows each program has a core to itself
-              and takes `few_row_block_bytes` per step over `few_row_warps` (more bytes in flight per core).
+              and takes `few_row_block_bytes` per step over `few_row_warps` (more bytes in flight per core);
+              a 16-bit row longer than `paired_over_bytes` is then read two elements per int32 load
+              (`_count_rows_paired_kernel`, `paired_warps`, rows of at most PAIRED_MAX_STEPS steps) when every
+              row starts 4-byte aligned: one core is bound by per-element work there, which this halves.
   rows-loop   whole rows with the grid capped at `row_programs` (NPU, interpreter): `_count_items_kernel`,
               each program loops over rows `pid, pid + grid, ...` with a per-lane accumulator.
   split       rows are cut into `num_chunks` chunks so that rows * chunks <= `split_items` items; with
@@ -51,10 +54,13 @@ INTERPRETER_CORES = 4  # small and fixed: the interpreter runs programs one afte
 NPU_FALLBACK_CORES = 40  # vector cores of a 910B-class card when neither torch_npu nor the driver says
 ROW_BYTES_PER_WARP = 32 * 16  # a whole-row step gives each of a warp's 32 threads at least one 16-byte load
 CUDA_GRID_X = 2**31 - 1  # CUDA's limit on grid axis 0
+PAIRED_MAX_STEPS = 0xFFFF  # a word-pair lane counts each half in 16 bits: at most this many loop steps per row
 # CUDA, uncaptured: rows up to this size run whole (one program per row, one launch, no zeroed output). On an H200
-# a split costs an eager step ~5 µs more host time (a memset and a launch with more arguments) and beats one
-# 128 KB-step program per row on device only by 6-9 µs for such a row (docs/bench.md, "What a decode step pays")
-EAGER_ROW_BYTES = 640 * 1024
+# a split costs an eager step 2-5 µs more host time (a memset and a launch with more arguments), and one core reads
+# a row at ~50-65 GB/s (16-bit rows word-paired): up to 512 KB a whole row costs at most ~5 µs more device time than
+# the split; fp32 rows of 151936-152064 (608 KB) took 12.4 µs whole, under 1.5x torch's 16.5 (docs/bench.md, "What a
+# decode step pays")
+EAGER_ROW_BYTES = 512 * 1024
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,8 @@ class Tuning:
     eager_row_bytes: int = 0  # an uncaptured call of <= cores rows of <= this many bytes runs whole rows (see below)
     few_row_block_bytes: int = 0  # whole rows when rows <= cores (a core each): bytes per step, 0 = row_block_bytes
     few_row_warps: int = 0  # ... and warps, 0 = row_warps
+    paired_over_bytes: int | None = None  # <= cores whole 16-bit rows longer than this read two elements per
+    paired_warps: int = 0  # int32 load (_count_rows_paired_kernel) over these warps; None = never
 
     def block(self, element_size: int, split: bool) -> int:
         """Elements per loop step for this dtype (a power of two)."""
@@ -95,6 +103,8 @@ class LaunchPlan:
     num_warps: int
     pdl: bool = False
     atomics: bool = False  # split only: one launch adding into a zeroed output instead of two stages
+    paired_warps: int = 0  # rows only: > 0 = 16-bit rows read two elements per int32 load over these warps where
+    # every row is 4-byte aligned (else `_num_nans_kernel` at num_warps)
 
     @property
     def num_items(self) -> int:
@@ -137,8 +147,12 @@ def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tunin
     if grid < items:
         variant += "-loop"
     atomics = tuning.atomics and num_chunks > 1
+    paired = (tuning.paired_over_bytes is not None and variant == "rows" and few_rows and element_size == 2
+              and vocab_size * element_size > tuning.paired_over_bytes
+              and _cdiv(vocab_size // 2, block // 2) <= PAIRED_MAX_STEPS)
     return LaunchPlan(variant, num_reqs, vocab_size, num_chunks, chunk, block, grid, warps,
-                      tuning.pdl and num_chunks > 1 and not atomics, atomics)
+                      tuning.pdl and num_chunks > 1 and not atomics, atomics,
+                      max(1, tuning.paired_warps or warps) if paired else 0)
 
 
 def interpreting() -> bool:
@@ -219,11 +233,12 @@ def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
     """The tuning table; values from sweeps on an H200 (docs/bench.md)."""
     if kind == "interpreter":
         # small blocks and a 4-program cap, so the CPU suite runs every variant, loops included
+        # word pairs for every few-row 16-bit whole-row plan, so the CPU suite runs that kernel too
         return Tuning(n, split_rows=2 * n, split_items=4 * n, max_programs=n, row_programs=n, row_block_bytes=4096,
-                      row_warps=4, split_block_bytes=4096, split_warps=4)
+                      row_warps=4, split_block_bytes=4096, split_warps=4, paired_over_bytes=0)
     if kind == "npu":
         # grid <= vector cores (extra programs queue in batches), modest blocks for the 192 KB unified buffer;
-        # one wave, so a split pays only while 2+ chunks per row fit (rows <= cores / 2)
+        # one wave, so a split pays only while 2+ chunks per row fit (rows <= cores / 2); no word pairs (unmeasured)
         return Tuning(n, split_rows=n, split_items=n, max_programs=n, row_programs=n, row_block_bytes=8192,
                       row_warps=4, split_block_bytes=8192, split_warps=4)
     # CUDA: a split gives up to 8 items per SM, one 16-byte load per thread per step, grid <= 8 programs per SM,
@@ -231,7 +246,10 @@ def _tuning(kind: str, n: int, pdl: bool) -> Tuning:
     # a decode step 20-40 µs of host time on an H200, docs/bench.md "What a decode step pays"). Whole rows: one
     # program per row, 32 KB steps over 16 warps with a sum per step (the anchor's kernel at 2-4x its block and
     # warps: at 256-4096 rows on an H200 it beat the anchor in every dtype, and the per-lane accumulator in
-    # bf16/fp16, tying it in fp32; docs/launch-sweep-h200.json)
+    # bf16/fp16, tying it in fp32; docs/launch-sweep-h200.json). A few 16-bit rows past one 128 KB step: word
+    # pairs over 16 warps, 256 bytes per thread per step (bf16 1x152064 cold: 8.9 µs against 11.0 for elements
+    # over 32 warps; 32 warps or any in-kernel fold of the lanes' counts lost the gain; docs/bench.md)
     return Tuning(n, split_rows=n, split_items=8 * n, max_programs=8 * n, row_programs=CUDA_GRID_X,
                   row_block_bytes=32768, row_warps=16, split_block_bytes=4096, split_warps=8, pdl=pdl, atomics=True,
-                  eager_row_bytes=EAGER_ROW_BYTES, few_row_block_bytes=131072, few_row_warps=32)
+                  eager_row_bytes=EAGER_ROW_BYTES, few_row_block_bytes=131072, few_row_warps=32,
+                  paired_over_bytes=131072, paired_warps=16)
