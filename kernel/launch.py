@@ -56,11 +56,10 @@ ROW_BYTES_PER_WARP = 32 * 16  # a whole-row step gives each of a warp's 32 threa
 CUDA_GRID_X = 2**31 - 1  # CUDA's limit on grid axis 0
 PAIRED_MAX_STEPS = 0xFFFF  # a word-pair lane counts each half in 16 bits: at most this many loop steps per row
 # CUDA, uncaptured: rows up to this size run whole (one program per row, one launch, no zeroed output). On an H200
-# a split costs an eager step 2-5 µs more host time (a memset and a launch with more arguments), and one core reads
-# a row at ~50-65 GB/s (16-bit rows word-paired): up to 512 KB a whole row costs at most ~5 µs more device time than
-# the split; fp32 rows of 151936-152064 (608 KB) took 12.4 µs whole, under 1.5x torch's 16.5 (docs/bench.md, "What a
-# decode step pays")
-EAGER_ROW_BYTES = 512 * 1024
+# a split costs an eager step 4-8 µs more host time (a memset and a launch with more arguments) and beats one
+# 128 KB-step program per row on device only by 5-7 µs for such a row, while an eager decode step is bound by host
+# time anyway (docs/bench.md, "What a decode step pays")
+EAGER_ROW_BYTES = 640 * 1024
 
 
 @dataclass(frozen=True)

@@ -123,7 +123,7 @@ def test_cuda_eager_and_captured_calls_plan_apart(device: str, launched: list[st
     both count exactly, the replay included."""
     if device != "cuda":
         pytest.skip("only CUDA plans by capture")
-    host = _logits(2, 128000, torch.float32, 128000, 4096, seed=11)
+    host = _logits(2, 152064, torch.float32, 152064, 4096, seed=11)
     expected = torch.isnan(host).sum(-1).to(torch.int32)
     x = host.to(device)
     assert torch.equal(num_nans.get_num_nans(x).cpu(), expected) and launched == ["rows"]
