@@ -7,7 +7,9 @@ first launch returns is kept under a key at least as fine as Triton's specializa
 16-byte alignment; each integer's value class: equal to 1, a multiple of 16, its integer width; every constexpr
 and option; the current device), and later calls with the same key run it directly on the current stream.
 `launch` builds that key from every argument (about 0.5 µs each); `launch_keyed` takes one from a caller that
-knows its arguments better (kernel.num_nans keys on its launch plan, so a decode step pays one dict lookup).
+knows its arguments better (kernel.num_nans keys on a token for the input's kind and the pointers' alignment, so a
+decode step pays one dict lookup), and may pass pointers as integers (Triton's launcher then skips asking the
+driver about each one).
 
 Used on CUDA only, and only where this Triton's compiled kernels have the launcher this module knows and no launch
 hooks are installed (a profiler's hooks need Triton's own path); everything else takes Triton's own path.
@@ -21,6 +23,7 @@ from typing import Any
 import torch
 
 _NOT_SET = object()
+MAX_KEYS = 16384  # keys kept per launcher; past it the cache starts over (each kernel stays in Triton's own cache)
 
 
 def arg_key(value: object) -> object:
@@ -72,18 +75,22 @@ class FastLauncher:
         self.launch_keyed((index, *[arg_key(a) for a in args], *kwargs.items()), index, grid, args, kwargs)
 
     def launch_keyed(self, key: tuple[object, ...], index: int, grid: int, args: Sequence[object],
-                     kwargs: dict[str, object]) -> None:
-        """Launch on CUDA card `index` (the current one) under a caller's key, which must hold the card and be at
-        least as fine as Triton's specialization of `args` and `kwargs` (see arg_key)."""
+                     kwargs: dict[str, object], raw: Sequence[object] | None = None) -> None:
+        """Launch on CUDA card `index` (the current one) under a caller's key, which must hold the card (or stand
+        for it) and be at least as fine as Triton's specialization of `args` and `kwargs` (see arg_key). `raw`:
+        the same arguments with each tensor replaced by its data_ptr(), passed to the compiled kernel instead."""
         entry = self.compiled.get(key)
         if entry is None or _hooks_installed():
             compiled = self.jit_fn[(grid,)](*args, **kwargs)  # Triton's own path compiles, caches and launches
             if entry is None and _launchable(compiled):
+                if len(self.compiled) >= MAX_KEYS:
+                    self.compiled.clear()
                 self.compiled[key] = (compiled, self._tail(kwargs, len(args)))
             return
         compiled, tail = entry
         stream = torch._C._cuda_getCurrentRawStream(index)
-        compiled.run(grid, 1, 1, stream, compiled.function, compiled.packed_metadata, None, None, None, *args, *tail)
+        compiled.run(grid, 1, 1, stream, compiled.function, compiled.packed_metadata, None, None, None,
+                     *(args if raw is None else raw), *tail)
 
     def _tail(self, kwargs: dict[str, object], positional: int) -> tuple[object, ...]:
         """The values of the parameters after the first `positional` ones (constexprs included), in declaration

@@ -1,6 +1,8 @@
 """Per-row NaN count of a 2-D logits tensor: the anchor kernel (direct path), the planned launches, the wrapper."""
 from __future__ import annotations
 
+import itertools
+
 import torch
 import triton
 import triton.language as tl
@@ -134,28 +136,31 @@ def _capturing(device: torch.device) -> bool:
     return device.type == "cuda" and torch.cuda.is_current_stream_capturing()
 
 
-_CHECKED: dict[tuple[object, ...], LaunchPlan | None] = {}  # a decode loop passes the same few inputs every step
+_CHECKED: dict[tuple[object, ...], tuple[LaunchPlan | None, int]] = {}  # a decode loop passes the same few inputs
+_TOKENS = itertools.count(1)  # one per remembered input kind: what keys its launches (0: not remembered)
 
 
-def _checked_plan(logits: torch.Tensor) -> LaunchPlan | None:
-    """_check_input, then the plan (None for an empty input). On an accelerator both are remembered per (dtype,
-    shape, strides, device, captured or not), everything they read, so a decode step pays one dict lookup; a plan
-    only decides speed, never the counts. On the CPU the interpreter flag is read on every call."""
+def _checked_plan(logits: torch.Tensor) -> tuple[LaunchPlan | None, int]:
+    """_check_input, then (the plan, None for an empty input; its token). On an accelerator both are remembered
+    per (dtype, shape, strides, device, captured or not), everything they read, so a decode step pays one dict
+    lookup; a plan only decides speed, never the counts. The token stands for that key in launch keys (it fixes
+    every launch argument but the pointers). On the CPU the interpreter flag is read on every call (token 0)."""
     if not isinstance(logits, torch.Tensor) or logits.device.type == "cpu":
         _check_input(logits)
         num_reqs, vocab_size = logits.shape
-        return plan_for(logits, captured=False) if num_reqs and vocab_size else None
+        return (plan_for(logits, captured=False) if num_reqs and vocab_size else None), 0
     device = logits.device
     key = (logits.dtype, logits.shape, logits.stride(), device, _capturing(device))
-    if key in _CHECKED:
-        return _CHECKED[key]
+    found = _CHECKED.get(key)
+    if found is not None:
+        return found
     _check_input(logits)  # raises on what it refuses: nothing is remembered for a refused input
     num_reqs, vocab_size = logits.shape
     plan = plan_for(logits, captured=bool(key[-1])) if num_reqs and vocab_size else None
     if len(_CHECKED) > 4096:
         _CHECKED.clear()
-    _CHECKED[key] = plan
-    return plan
+    _CHECKED[key] = found = (plan, next(_TOKENS))
+    return found
 
 
 _launch_rows = FastLauncher(_num_nans_kernel)
@@ -164,15 +169,23 @@ _launch_items = FastLauncher(_count_items_kernel)
 _launch_sums = FastLauncher(_sum_partials_kernel)
 
 
-def _launch(launcher: FastLauncher, plan: LaunchPlan, grid: int, args: tuple[object, ...], **kwargs: object) -> None:
-    """One launch of a plan; on CUDA keyed by what fixes Triton's specialization here: the plan (it fixes every
-    argument after the third, and every constexpr and option) and Triton's key of the first three arguments."""
+def _launch(launcher: FastLauncher, plan: LaunchPlan, token: int, grid: int, args: tuple[object, ...],
+            **kwargs: object) -> None:
+    """One launch of a plan; on CUDA keyed by what fixes Triton's specialization here. With a token (a remembered
+    input kind: it fixes the plan, dtype, strides and so every integer argument, constexpr and option) that is the
+    token and the 16-byte alignment of each pointer, and the pointers go to the launcher as integers (Triton's
+    launcher then skips asking the driver about each); without one, the plan and Triton's key of the first three."""
     device = args[0].device  # type: ignore[attr-defined]
     if device.type != "cuda":
         launcher(grid, *args, **kwargs)
         return
-    key = (device.index, plan, arg_key(args[0]), arg_key(args[1]), arg_key(args[2]))
-    launcher.launch_keyed(key, device.index, grid, args, kwargs)
+    if not token:
+        key: tuple[object, ...] = (device.index, plan, arg_key(args[0]), arg_key(args[1]), arg_key(args[2]))
+        launcher.launch_keyed(key, device.index, grid, args, kwargs)
+        return
+    raw = tuple(a.data_ptr() if isinstance(a, torch.Tensor) else a for a in args)
+    key = (token, *(p & 15 == 0 for p, a in zip(raw, args) if isinstance(a, torch.Tensor)))
+    launcher.launch_keyed(key, device.index, grid, args, kwargs, raw)
 
 
 def _words_aligned(logits: torch.Tensor) -> bool:
@@ -180,37 +193,40 @@ def _words_aligned(logits: torch.Tensor) -> bool:
     return logits.data_ptr() % 4 == 0 and (logits.shape[0] == 1 or logits.stride(0) % 2 == 0)
 
 
-def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
-    """Launch one plan on a checked, non-empty input; returns a fresh int32 [num_reqs] tensor."""
+def run_plan(logits: torch.Tensor, plan: LaunchPlan, token: int = 0) -> torch.Tensor:
+    """Launch one plan on a checked, non-empty input (`token`: _checked_plan's for it, if any); returns a fresh
+    int32 [num_reqs] tensor."""
     stride, device = logits.stride(0), logits.device
     if plan.num_chunks == 1:
         out = torch.empty(plan.num_reqs, dtype=torch.int32, device=device)
         if plan.paired_warps and _words_aligned(logits):  # one program per row, two 16-bit elements per load
-            _launch(_launch_pairs, plan, plan.grid, (logits, stride, out, plan.vocab_size), BLOCK=plan.block // 2,
-                    HALF_ADD=half_nan_add(logits.dtype), num_warps=plan.paired_warps)
+            _launch(_launch_pairs, plan, token, plan.grid, (logits, stride, out, plan.vocab_size),
+                    BLOCK=plan.block // 2, HALF_ADD=half_nan_add(logits.dtype), num_warps=plan.paired_warps)
             return out
         if plan.grid == plan.num_reqs:  # one program per row: the anchor's kernel at the plan's block and warps
-            _launch(_launch_rows, plan, plan.grid, (logits, stride, out, plan.vocab_size), BLOCK_SIZE=plan.block,
+            _launch(_launch_rows, plan, token, plan.grid, (logits, stride, out, plan.vocab_size), BLOCK_SIZE=plan.block,
                     num_warps=plan.num_warps)
             return out
-        _launch(_launch_items, plan, plan.grid, (logits, stride, out, plan.vocab_size, plan.num_items, 1, plan.chunk),
+        _launch(_launch_items, plan, token, plan.grid,
+                (logits, stride, out, plan.vocab_size, plan.num_items, 1, plan.chunk),
                 BLOCK=plan.block, num_warps=plan.num_warps)
         return out
     if plan.atomics:  # one launch: every item adds its count into its row of a zeroed output
         out = zeroed_int32(plan.num_reqs, device)
-        _launch(_launch_items, plan, plan.grid,
+        _launch(_launch_items, plan, token, plan.grid,
                 (logits, stride, out, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk),
                 BLOCK=plan.block, ATOMIC=True, num_warps=plan.num_warps)
         return out
     # one allocation: the output is the front of a buffer whose tail holds the partial counts
     buf = torch.empty(plan.num_reqs + plan.num_items, dtype=torch.int32, device=device)
     out, partials = buf[: plan.num_reqs], buf[plan.num_reqs :]
-    _launch(_launch_items, plan, plan.grid,
+    _launch(_launch_items, plan, token, plan.grid,
             (logits, stride, partials, plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk),
             BLOCK=plan.block, num_warps=plan.num_warps, **({"PDL": True} if plan.pdl else {}))
     chunks = triton.next_power_of_2(plan.num_chunks)
     rows = max(1, min(triton.next_power_of_2(plan.num_reqs), 4096 // chunks))
-    _launch(_launch_sums, plan, triton.cdiv(plan.num_reqs, rows), (partials, out, plan.num_reqs, plan.num_chunks),
+    _launch(_launch_sums, plan, token, triton.cdiv(plan.num_reqs, rows),
+            (partials, out, plan.num_reqs, plan.num_chunks),
             ROWS=rows, CHUNKS=chunks, **({"PDL": True, "launch_pdl": True} if plan.pdl else {}))
     return out
 
@@ -225,7 +241,7 @@ def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
     second small kernel to sum). Integer sums are exact and order-free: every plan gives the same counts. On
     CUDA, launches after the first of each specialization skip Triton's per-call binding (kernel.fastlaunch).
     """
-    plan = _checked_plan(logits)
+    plan, token = _checked_plan(logits)
     device = logits.device
     if plan is None:
         return torch.zeros(logits.shape[0], dtype=torch.int32, device=device)
@@ -233,5 +249,5 @@ def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
         runtime = getattr(torch, device.type)
         if device.index != runtime.current_device():
             with runtime.device(device.index):
-                return run_plan(logits, plan)
-    return run_plan(logits, plan)
+                return run_plan(logits, plan, token)
+    return run_plan(logits, plan, token)

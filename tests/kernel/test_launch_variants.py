@@ -98,9 +98,9 @@ def launched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     variants: list[str] = []
     original = num_nans.run_plan
 
-    def spy(logits: torch.Tensor, plan):  # type: ignore[no-untyped-def]
+    def spy(logits: torch.Tensor, plan, *rest):  # type: ignore[no-untyped-def]
         variants.append(plan.variant)
-        return original(logits, plan)
+        return original(logits, plan, *rest)
 
     monkeypatch.setattr(num_nans, "run_plan", spy)
     return variants
