@@ -44,7 +44,7 @@ def _installed(hook: object) -> bool:
     return bool(calls) if calls is not None else True
 
 
-def _hooks_installed() -> bool:
+def hooks_installed() -> bool:
     """Whether launch hooks (a profiler's) are installed: then Triton's own path must run them."""
     runtime = getattr(_KNOBS, "runtime", None)
     return runtime is None or _installed(runtime.launch_enter_hook) or _installed(runtime.launch_exit_hook)
@@ -80,7 +80,7 @@ class FastLauncher:
         for it) and be at least as fine as Triton's specialization of `args` and `kwargs` (see arg_key). `raw`:
         the same arguments with each tensor replaced by its data_ptr(), passed to the compiled kernel instead."""
         entry = self.compiled.get(key)
-        if entry is None or _hooks_installed():
+        if entry is None or hooks_installed():
             compiled = self.jit_fn[(grid,)](*args, **kwargs)  # Triton's own path compiles, caches and launches
             if entry is None and _launchable(compiled):
                 if len(self.compiled) >= MAX_KEYS:

@@ -103,6 +103,7 @@ def launched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return original(logits, plan, *rest)
 
     monkeypatch.setattr(num_nans, "run_plan", spy)
+    monkeypatch.setattr(num_nans, "_REPLAYS", {})  # every kind planned afresh in this test (CUDA replays skip plans)
     return variants
 
 
@@ -147,3 +148,22 @@ def test_same_counts_every_call_in_fresh_tensors(device: str) -> None:
     outs = [num_nans.get_num_nans(x) for _ in range(3)]
     assert all(torch.equal(o, outs[0]) for o in outs)
     assert len({o.data_ptr() for o in outs}) == 3, "an output buffer was reused between calls"
+
+
+@pytest.mark.parametrize("rows, vocab, dtype, stride", [(2, 152064, "bf16", 152064), (3, 1001, "fp16", 1002),
+                                                       (4, 300000, "fp32", 300000), (600, 300, "fp32", 301)])
+def test_cuda_repeat_calls_replay_the_remembered_launch(rows: int, vocab: int, dtype: str, stride: int, device: str,
+                                                         launched: list[str]) -> None:
+    """A kind seen before is replayed (no plan, no binding) with each call's own pointers: fresh inputs of the same
+    kind, and views 16 bytes in, count exactly; an input 2 bytes in is another kind and is planned afresh."""
+    if device != "cuda":
+        pytest.skip("replays are CUDA's")
+    storage = torch.empty(rows * stride + 8, dtype=DTYPES[dtype], device=device)
+    for seed, start, planned in ((1, 0, 1), (2, 0, 1), (3, 8, 1), (4, 1, 2), (5, 1, 2), (6, 0, 2)):  # element offsets
+        host = _logits(rows, vocab, DTYPES[dtype], stride, 4096, seed=seed)
+        view = storage[start : start + rows * stride].view(rows, stride)[:, :vocab]
+        view.copy_(host.to(device))
+        got = num_nans.get_num_nans(view)
+        assert torch.equal(got.cpu(), torch.isnan(host).sum(-1).to(torch.int32)), (seed, start)
+        assert len(launched) == planned, (seed, start, launched)  # 8 elements in: >= 16 bytes, same alignment
+    assert len({got.data_ptr(), num_nans.get_num_nans(view).data_ptr()}) == 2, "an output buffer was reused"
