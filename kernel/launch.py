@@ -55,11 +55,11 @@ NPU_FALLBACK_CORES = 40  # vector cores of a 910B-class card when neither torch_
 ROW_BYTES_PER_WARP = 32 * 16  # a whole-row step gives each of a warp's 32 threads at least one 16-byte load
 CUDA_GRID_X = 2**31 - 1  # CUDA's limit on grid axis 0
 PAIRED_MAX_STEPS = 0xFFFF  # a word-pair lane counts each half in 16 bits: at most this many loop steps per row
-# CUDA, uncaptured: rows up to this size run whole (one program per row, one launch, no zeroed output). On an H200
-# a split costs an eager step 4-8 µs more host time (a memset and a launch with more arguments) and beats one
-# 128 KB-step program per row on device only by 5-7 µs for such a row, while an eager decode step is bound by host
-# time anyway (docs/bench.md, "What a decode step pays")
-EAGER_ROW_BYTES = 640 * 1024
+# CUDA, uncaptured: rows up to this size run whole (one program per row, one launch, no zeroed output). An eager
+# step pays the larger of host and device time, and a split's memset is a second driver call: on an H200 a 1 MB
+# fp32 row costs an eager call 12-16 µs whole (17.7 µs cold on device) against 16-22 µs split (6.2 µs on device);
+# past that the whole row's device time outgrows the split's host cost (docs/bench.md, "What a decode step pays")
+EAGER_ROW_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)

@@ -72,16 +72,16 @@ def test_cuda_switch_points_on_an_h200(monkeypatch: pytest.MonkeyPatch, rows: in
 @pytest.mark.parametrize(
     "rows, vocab, element_size, variant, block, warps",
     [(1, 152064, 4, "rows", 32768, 32),  # 608 KB rows: whole, 128 KB steps over 32 warps
-     (1, 163840, 4, "rows", 32768, 32),  # 640 KB: the last size that runs whole
-     (1, 163841, 4, "split", 1024, 8),  # one element more: split
-     (16, 262144, 4, "split", 1024, 8), (1, 262144, 2, "rows", 65536, 32), (131, 152064, 2, "rows", 65536, 32),
+     (16, 262144, 4, "rows", 32768, 32),  # 1 MB: the last size that runs whole
+     (1, 262145, 4, "split", 1024, 8),  # one element more: split
+     (16, 300000, 4, "split", 1024, 8), (1, 262144, 2, "rows", 65536, 32), (131, 152064, 2, "rows", 65536, 32),
      (132, 152064, 4, "rows", 32768, 32),  # a core each: still the few-rows block
      (133, 152064, 4, "rows", 8192, 16),  # more rows than cores: the batch fills the device, 32 KB steps
      (4, 3000, 4, "rows", 4096, 32)],  # a narrow row: its next power of two, 16 bytes per thread
 )
 def test_cuda_eager_calls_run_short_rows_whole(monkeypatch: pytest.MonkeyPatch, rows: int, vocab: int,
                                                element_size: int, variant: str, block: int, warps: int) -> None:
-    """Uncaptured on 132 SMs: up to 132 rows of at most 640 KB run one program per row (one launch, no zeroed
+    """Uncaptured on 132 SMs: up to 132 rows of at most 1 MB run one program per row (one launch, no zeroed
     output); longer rows split as a captured call would."""
     plan_as_compiled(monkeypatch)
     tuning = launch.tuning_for(torch.device("cuda"), cores=132)

@@ -171,7 +171,7 @@ def test_get_num_nans_pairs_few_long_16bit_rows(dtype: str, device: str, kernels
      (1, 65537, 2, False, 16), (1, 152064, 4, False, 0),  # fp32 never
      (1, 152064, 2, True, 0),  # captured: the split
      (133, 152064, 2, False, 0),  # more rows than cores: the batch fills the device
-     (1, 327680, 2, False, 16), (1, 327681, 2, False, 0)],  # past 640 KB an eager call splits
+     (1, 524288, 2, False, 16), (1, 524289, 2, False, 0)],  # past 1 MB an eager call splits
 )
 def test_cuda_pairs_few_long_16bit_rows(monkeypatch: pytest.MonkeyPatch, rows: int, vocab: int, element_size: int,
                                         captured: bool, warps: int) -> None:
