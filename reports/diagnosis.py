@@ -290,6 +290,27 @@ def unread_lanes(records: Sequence[TestRecord]) -> Diagnosis | None:
                   f"{w.got} of {w.expected}", [(r, c) for r, c, _ in hits])
 
 
+def _all_nan_rows(records: Sequence[TestRecord]) -> list[tuple[TestRecord, Check, WrongRow]]:
+    """Wrong rows that hold nothing but NaNs (they expect their whole length), of at least 4 elements."""
+    return [(r, c, w) for r, c in _wrong_checks(records) if _vocab(c) >= 4 and r.family != "magnitudes"
+            for w in c.wrong_rows if w.expected == _vocab(c)]
+
+
+def half_the_elements(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Every wrong all-NaN row counts exactly half its length: half of each row's elements are never tested (one
+    half of every two-element load, every other element, or half the row); it explains every undercounting check."""
+    full = _all_nan_rows(records)
+    if not full or any(w.got not in (_vocab(c) // 2, (_vocab(c) + 1) // 2) for _, c, w in full):
+        return None
+    hits = [(r, c) for r, c in _wrong_checks(records) if all(0 <= w.got < w.expected for w in c.wrong_rows)]
+    r, c, w = full[0]
+    return _found("traversal", "half of each row's elements never tested (every other element, one half of each "
+                  "two-element load, or half the row)",
+                  f"every wrong all-NaN row counts exactly half its length ({len(full)} rows), e.g. "
+                  f"{c.params.case_id} ({c.path}) row {w.row}: {w.got} of {w.expected}; other wrong rows undercount",
+                  hits)
+
+
 def padding(records: Sequence[TestRecord]) -> Diagnosis | None:
     """Padded rows (NaN padding) count more than their vocab holds: the padding is read (row stride)."""
     hits = [(r, c) for r, c in _wrong_checks(records) if (r.family == "padded" or c.params.layout == "padded")
@@ -503,8 +524,9 @@ def _by_verdict(verdict: str, name: str) -> Rule:
 
 # Rule order breaks ties in weight: the more specific signature first.
 RULES: tuple[Rule, ...] = (
-    big_offsets, storage_offset, per_block_or, predicate, narrow_accumulator, tail, block_sums, unread_lanes,
-    padding, square, column_stride, stream_order, graph_replay, stale_outputs, output, input_modified, copies, rank_accepted, empty_inputs,
+    big_offsets, storage_offset, per_block_or, predicate, narrow_accumulator, half_the_elements, tail, block_sums,
+    unread_lanes, padding, square, column_stride, stream_order, graph_replay, stale_outputs, output, input_modified,
+    copies, rank_accepted, empty_inputs,
     refused, _by_verdict(DEVICE_FAULT, "device fault"), _by_verdict(CRASH, "process crash"),
     _by_verdict(TIMEOUT, "timeout (a hung kernel)"),
 )

@@ -472,3 +472,33 @@ def test_interpreter_near_miss_without_a_control() -> None:
     """No other dtype counting right: a kernel that counts nothing anywhere is not the interpreter's doing."""
     bf16_only = [r for r in _self_compare_run() if r.params and r.params.dtype == "bf16"]
     assert all(d.category != "interpreter" for d in diagnose(bf16_only, environment=BF16_DEFECTS))
+
+
+# -- half the elements: a word-pair reader that drops one half (tests/kernel/paired_plants.py low_half_only) -----
+HALF = ("traversal", "half of each row's elements never tested (every other element, one half of each two-element "
+        "load, or half the row)")
+
+
+def _half_dropped_run() -> list[TestRecord]:
+    """What a 16-bit kernel counting only the low half of each 32-bit word left under the interpreter."""
+    return [case("matrix", "bf16-prefix-1x128-nan1.0", (1, 128), [_row(128, 64)], dtype="bf16"),
+            case("matrix", "bf16-scatter-1x128-nan0.5", (1, 128), [_row(64, 35)], dtype="bf16"),
+            case("square", "fp16-square-2x2", (2, 2), [_row(0, 0), _row(2, 1)], dtype="fp16"),
+            case("special", "bf16-special-2x1024", (2, 1024), [_row(0, 0), _row(37, 19)], dtype="bf16"),
+            case("matrix", "bf16-prefix-1x8192-nan0.5", (1, 8192), [_row(4096, 4096)], dtype="bf16")]
+
+
+def test_half_the_elements_explains_every_undercount() -> None:
+    """All-NaN rows at exactly half their length name the class, and it explains the ragged shapes' undercounts
+    that the tail rule would otherwise claim (their vocab is off the block, the multiple passes)."""
+    found = diagnose(_half_dropped_run())
+    assert [(d.category, d.name) for d in found] == [HALF], found
+    assert len(found[0].cases) == 4 and "64 of 128" in found[0].evidence
+
+
+def test_half_the_elements_near_miss() -> None:
+    """One all-NaN row off its half (a dropped tail's 8192 of 10000) and the class is not named."""
+    records = [*_half_dropped_run(), case("matrix", "bf16-prefix-1x10000-nan1.0", (1, 10000), [_row(10000, 8192)],
+                                          dtype="bf16")]
+    assert HALF not in categories(records)
+    assert HALF not in categories(_tail_dropped_run())
