@@ -111,10 +111,12 @@ def main(argv: list[str] | None = None) -> int:
             "roofline": "faster of torch x.view(int).amax(-1) and a Triton streaming read of the same bytes",
             "launch_floor": "empty Triton kernel, grid (1,)",
             "host_us": "host time per call over 50 back-to-back calls (launch cost), not device time",
-            "eager_us": "per call of 300 back-to-back calls (100 with --quick) then one synchronize, median of 3: "
+            "eager_us": "per call of 300 back-to-back calls (100 with --quick) then one synchronize, median of 5 "
+                        "rounds taken in turn with the other contenders: "
                         "what an eager caller such as vLLM's sampler pays (host launch cost or device time, "
                         "whichever is longer); launch_floor: the same for an empty Triton launch",
-            "graph_us": "per replay of one call captured in a CUDA graph (NPUGraph on NPU), back to back; null "
+            "graph_us": "per replay of one call captured in a CUDA graph (NPUGraph on NPU), back to back, median of 5 "
+                        "rounds taken in turn with the other contenders; null "
                         "where the contender cannot be captured (graph_why says why)",
             "ideal_us": "launch_floor_us + bytes / peak read roofline GB/s of this run",
             "reference": "torch.isnan(x).sum(-1) as int32, exact equality, every counting contender, every shape",

@@ -9,7 +9,7 @@ import torch
 from bench.anchor import anchor_num_nans
 from bench.roofline import launch_floor, torch_read, triton_read
 from bench.shapes import Shape, build
-from bench.timers import TIMERS, eager_us, graph_us, host_us
+from bench.timers import TIMERS, eager_all, eager_us, graph_all, host_us
 
 
 
@@ -80,8 +80,8 @@ def time_shape(setup: Setup, shape: Shape) -> dict[str, object]:
     fns = counting_fns(setup, x)
     us = {name: timer(fn, setup.quick) for name, fn in fns.items()}
     host = {name: host_us(fn, synchronizer(setup.device)) for name, fn in fns.items()}
-    eager = {name: eager_us(fn, synchronizer(setup.device), setup.quick) for name, fn in fns.items()}
-    graphs = {name: graph_us(setup.device, fn, setup.quick) for name, fn in fns.items()}
+    eager = eager_all(fns, synchronizer(setup.device), setup.quick)  # contenders interleaved, round after round
+    graphs = graph_all(setup.device, fns, setup.quick)
     readers = {"torch": timer(lambda: torch_read(x), setup.quick),
                "triton": timer(lambda: triton_read(x, setup.cores), setup.quick)}
     source = min(readers, key=readers.__getitem__)

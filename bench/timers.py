@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import torch
 
@@ -74,49 +74,66 @@ def host_us(fn: Callable[[], object], synchronize: Callable[[], None]) -> float:
     return elapsed / HOST_CALLS * 1e6
 
 
-def eager_us(fn: Callable[[], object], synchronize: Callable[[], None], quick: bool) -> float:
-    """What an eager caller pays per call: back-to-back calls, one synchronize, median of 3 samples of
-    EAGER_CALLS; the larger of host launch cost and device time (vLLM's sampler calls get_num_nans this way)."""
-    calls = EAGER_CALLS // 3 if quick else EAGER_CALLS
-    for _ in range(10):
-        fn()
+ROUNDS = 5  # interleaved rounds of back-to-back calls per contender (eager and graph), median per contender
+
+
+def per_call_us(loops: Mapping[str, Callable[[], object]], synchronize: Callable[[], None], calls: int,
+                rounds: int = ROUNDS) -> dict[str, float]:
+    """µs per call of each named body run `calls` times back to back then synchronized, in interleaved rounds
+    (A, B, C, A, B, C, ...), median per name: a drift of this host's speed hits every contender alike."""
+    for body in loops.values():
+        for _ in range(10):
+            body()
     synchronize()
-    samples = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        synchronize()
-        samples.append((time.perf_counter() - t0) / calls * 1e6)
-    return statistics.median(samples)
+    samples: dict[str, list[float]] = {name: [] for name in loops}
+    for _ in range(rounds):
+        for name, body in loops.items():
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                body()
+            synchronize()
+            samples[name].append((time.perf_counter() - t0) / calls * 1e6)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def _graph_replay_us(device: str, fn: Callable[[], object], quick: bool) -> float:
-    """One call captured in a device graph (harness.streams.capture: warmed on a side stream), replayed back to
-    back; µs per replay."""
+def eager_all(fns: Mapping[str, Callable[[], object]], synchronize: Callable[[], None], quick: bool
+              ) -> dict[str, float]:
+    """What an eager caller pays per call of each contender: back-to-back calls, one synchronize (the larger of host
+    launch cost and device time; vLLM's sampler calls get_num_nans this way)."""
+    return per_call_us(fns, synchronize, EAGER_CALLS // 3 if quick else EAGER_CALLS)
+
+
+def eager_us(fn: Callable[[], object], synchronize: Callable[[], None], quick: bool) -> float:
+    """eager_all of one body."""
+    return eager_all({"fn": fn}, synchronize, quick)["fn"]
+
+
+def _why(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+
+
+def graph_all(device: str, fns: Mapping[str, Callable[[], object]], quick: bool
+              ) -> dict[str, tuple[float | None, str]]:
+    """Per contender (µs per replay, '') of one call captured in a device graph (harness.streams.capture: warmed on
+    a side stream) and replayed back to back, interleaved as eager_all; (None, why) where it cannot be captured."""
+    if device not in ("cuda", "npu"):
+        return {name: (None, f"no device graphs on {device}") for name in fns}
     from harness.streams import capture
 
     runtime = getattr(torch, device)
-    graph, _ = capture(runtime, device, fn)
-    replays = EAGER_CALLS // 3 if quick else EAGER_CALLS
-    for _ in range(10):
-        graph.replay()
-    runtime.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(replays):
-        graph.replay()
-    runtime.synchronize()
-    return (time.perf_counter() - t0) / replays * 1e6
-
-
-def graph_us(device: str, fn: Callable[[], object], quick: bool) -> tuple[float | None, str]:
-    """(µs per replay, '') of one call captured in a device graph, or (None, why) where it cannot be captured."""
-    if device not in ("cuda", "npu"):
-        return None, f"no device graphs on {device}"
+    graphs: dict[str, Callable[[], object]] = {}
+    why: dict[str, str] = {}
+    for name, fn in fns.items():
+        try:
+            graphs[name] = capture(runtime, device, fn)[0].replay
+        except Exception as exc:  # noqa: BLE001 - a contender that cannot be captured is reported, not fatal
+            why[name] = _why(exc)
     try:
-        return _graph_replay_us(device, fn, quick), ""
-    except Exception as exc:  # noqa: BLE001 - a contender that cannot be captured is reported, not fatal
-        return None, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        us = per_call_us(graphs, runtime.synchronize, EAGER_CALLS // 3 if quick else EAGER_CALLS) if graphs else {}
+    except Exception as exc:  # noqa: BLE001 - a replay that fails is reported, not fatal
+        us, why = {}, {**why, **{name: _why(exc) for name in graphs}}
+    return {name: (us[name], "") if name in us else (None, why[name]) for name in fns}
 
 
 TIMERS: dict[str, Callable[[Callable[[], object], bool], float]] = {
