@@ -80,8 +80,9 @@ class Tuning:
     eager_row_bytes: int = 0  # an uncaptured call of <= cores rows of <= this many bytes runs whole rows (see below)
     few_row_block_bytes: int = 0  # whole rows when rows <= cores (a core each): bytes per step, 0 = row_block_bytes
     few_row_warps: int = 0  # ... and warps, 0 = row_warps
-    paired_over_bytes: int | None = None  # <= cores whole 16-bit rows longer than this read two elements per
-    paired_warps: int = 0  # int32 load (_count_rows_paired_kernel) over these warps; None = never
+    paired_over_bytes: int | None = None  # <= cores whole 16-bit rows longer than this: two elements per int32
+    # load (_count_rows_paired_kernel); None = never
+    paired_warps: int = 0  # ... over these warps, 0 = the whole-row plan's
 
     def block(self, element_size: int, split: bool) -> int:
         """Elements per loop step for this dtype (a power of two)."""
