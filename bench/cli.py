@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import os
 import sys
@@ -65,13 +66,15 @@ def main(argv: list[str] | None = None) -> int:
         Setup, VerificationError, eager_floor, gbps, summarize, time_floor, time_shape, verify,
     )
     from bench.targets import check_targets
+    from bench.timers import repetitions
     from kernel.launch import device_cores
 
     import torch
 
     module = importlib.import_module(args.kernel)
     cores = device_cores(torch.device(device))
-    setup = Setup(device, module.get_num_nans, cores, args.quick)
+    reps = repetitions(device, args.quick)
+    setup = Setup(device, module.get_num_nans, cores, reps)
     picked = (shapes.interpreter_shapes() if device == "cpu" else
               shapes.quick_shapes() if args.quick else shapes.full_shapes())
     picked = [s for s in picked if args.select in s.key]
@@ -102,21 +105,22 @@ def main(argv: list[str] | None = None) -> int:
         "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),
         "environment": environment(device, args.kernel, str(getattr(module, "__file__", "?")), cores),
         "method": {
-            "timer": {"cuda": "CUDA events around each call, median of 100 (30 with --quick); before each call the "
+            "timer": {"cuda": f"CUDA events around each call, median of {reps.timed}; before each call the "
                               "L2 is flushed (256 MB zeroed, as in triton.testing.do_bench) and the stream held "
                               "by torch.cuda._sleep so host launch cost stays out of device time",
-                      "npu": "torch.npu.Event per call after an L2 flush, median",
-                      "cpu": "time.perf_counter around the interpreter, median"}[device],
+                      "npu": f"torch.npu.Event per call after an L2 flush, median of {reps.timed}",
+                      "cpu": f"time.perf_counter around the interpreter, median of {reps.timed}"}[device],
             "quick": args.quick,
+            "repetitions": dataclasses.asdict(reps),
             "roofline": "faster of torch x.view(int).amax(-1) and a Triton streaming read of the same bytes",
             "launch_floor": "empty Triton kernel, grid (1,)",
-            "host_us": "host time per call over 50 back-to-back calls (launch cost), not device time",
-            "eager_us": "per call of 300 back-to-back calls (100 with --quick) then one synchronize, median of 5 "
+            "host_us": f"host time per call over {reps.host_calls} back-to-back calls (launch cost), not device time",
+            "eager_us": f"per call of {reps.calls} back-to-back calls then one synchronize, median of {reps.rounds} "
                         "rounds taken in turn with the other contenders: "
                         "what an eager caller such as vLLM's sampler pays (host launch cost or device time, "
                         "whichever is longer); launch_floor: the same for an empty Triton launch",
-            "graph_us": "per replay of one call captured in a CUDA graph (NPUGraph on NPU), back to back, median of 5 "
-                        "rounds taken in turn with the other contenders; null "
+            "graph_us": f"per replay of one call captured in a CUDA graph (NPUGraph on NPU), back to back, median of "
+                        f"{reps.rounds} rounds taken in turn with the other contenders; null "
                         "where the contender cannot be captured (graph_why says why)",
             "ideal_us": "launch_floor_us + bytes / peak read roofline GB/s of this run",
             "reference": "torch.isnan(x).sum(-1) as int32, exact equality, every counting contender, every shape",

@@ -9,7 +9,7 @@ import torch
 from bench.anchor import anchor_num_nans
 from bench.roofline import launch_floor, torch_read, triton_read
 from bench.shapes import Shape, build
-from bench.timers import TIMERS, eager_all, eager_us, graph_all, host_us
+from bench.timers import TIMERS, Repetitions, eager_all, eager_us, graph_all, host_us
 
 
 
@@ -24,7 +24,7 @@ class Setup:
     device: str
     get_num_nans: Callable[[torch.Tensor], torch.Tensor]
     cores: int
-    quick: bool
+    reps: Repetitions
 
 
 def counting_fns(setup: Setup, x: torch.Tensor) -> dict[str, Callable[[], torch.Tensor]]:
@@ -56,12 +56,12 @@ def verify(setup: Setup, shapes: list[Shape]) -> None:
 
 def time_floor(setup: Setup) -> float:
     """The launch floor: an empty Triton kernel."""
-    return TIMERS[setup.device](launch_floor, setup.quick)
+    return TIMERS[setup.device](launch_floor, setup.reps)
 
 
 def eager_floor(setup: Setup) -> float:
     """What one empty Triton launch costs an eager caller (its host launch cost, in practice)."""
-    return eager_us(launch_floor, synchronizer(setup.device), setup.quick)
+    return eager_us(launch_floor, synchronizer(setup.device), setup.reps)
 
 
 def synchronizer(device: str) -> Callable[[], None]:
@@ -78,12 +78,12 @@ def time_shape(setup: Setup, shape: Shape) -> dict[str, object]:
     timer = TIMERS[setup.device]
     x = build(shape, setup.device)
     fns = counting_fns(setup, x)
-    us = {name: timer(fn, setup.quick) for name, fn in fns.items()}
-    host = {name: host_us(fn, synchronizer(setup.device)) for name, fn in fns.items()}
-    eager = eager_all(fns, synchronizer(setup.device), setup.quick)  # contenders interleaved, round after round
-    graphs = graph_all(setup.device, fns, setup.quick)
-    readers = {"torch": timer(lambda: torch_read(x), setup.quick),
-               "triton": timer(lambda: triton_read(x, setup.cores), setup.quick)}
+    us = {name: timer(fn, setup.reps) for name, fn in fns.items()}
+    host = {name: host_us(fn, synchronizer(setup.device), setup.reps) for name, fn in fns.items()}
+    eager = eager_all(fns, synchronizer(setup.device), setup.reps)  # contenders interleaved, round after round
+    graphs = graph_all(setup.device, fns, setup.reps)
+    readers = {"torch": timer(lambda: torch_read(x), setup.reps),
+               "triton": timer(lambda: triton_read(x, setup.cores), setup.reps)}
     source = min(readers, key=readers.__getitem__)
     us["roofline"] = readers[source]
     return {"us": us, "host_us": host, "eager_us": eager, "graph_us": {n: g[0] for n, g in graphs.items()},

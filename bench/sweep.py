@@ -18,6 +18,8 @@ from pathlib import Path
 
 import torch
 
+from bench.timers import Repetitions
+
 SCHEMA = "nan-harness-sweep/1"
 Candidate = tuple[str, Callable[[], object]]
 
@@ -75,23 +77,23 @@ def split_candidates(x: torch.Tensor, cores: int, pdl: bool, quick: bool) -> Ite
         yield name, (lambda plan=plan: run_plan(x, plan))
 
 
-def measure(x: torch.Tensor, candidates: Iterator[Candidate], timer: Callable[[Callable[[], object], bool], float],
-            quick: bool) -> dict[str, object]:
+def measure(x: torch.Tensor, candidates: Iterator[Candidate],
+            timer: Callable[[Callable[[], object], Repetitions], float], reps: Repetitions) -> dict[str, object]:
     """Check, then time, each candidate; the anchor and the current plan bracket them."""
     from bench.anchor import anchor_num_nans
     from kernel.num_nans import get_num_nans, plan_for
 
     ref = torch.isnan(x).sum(-1).to(torch.int32)
-    anchor_before = timer(lambda: anchor_num_nans(x), quick)
-    current = timer(lambda: get_num_nans(x), quick)
+    anchor_before = timer(lambda: anchor_num_nans(x), reps)
+    current = timer(lambda: get_num_nans(x), reps)
     timed, wrong = [], []
     for name, fn in candidates:
         got = fn()
         if not (isinstance(got, torch.Tensor) and got.dtype == torch.int32 and torch.equal(got, ref)):
             wrong.append(name)
             continue
-        timed.append({"config": name, "us": timer(fn, quick)})
-    anchor_after = timer(lambda: anchor_num_nans(x), quick)
+        timed.append({"config": name, "us": timer(fn, reps)})
+    anchor_after = timer(lambda: anchor_num_nans(x), reps)
     anchor = (anchor_before + anchor_after) / 2
     for row in timed:
         row["vs_anchor"] = anchor / row["us"]
@@ -142,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     device = resolve_device(args.device)
     from bench.env import environment
     from bench.shapes import Shape, build
-    from bench.timers import TIMERS
+    from bench.timers import TIMERS, repetitions
     from kernel.launch import device_cores, tuning_for
 
     cores = device_cores(torch.device(device))
@@ -157,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         candidates = (whole_row_candidates(x, cores, args.quick) if kind == "rows"
                       else split_candidates(x, cores, pdl, args.quick))
         result = {"key": shape.key, "kind": kind, "element_size": x.element_size(),
-                  **measure(x, candidates, TIMERS[device], args.quick)}
+                  **measure(x, candidates, TIMERS[device], repetitions(device, args.quick))}
         results.append(result)
         anchor = sum(result["anchor_us"]) / 2
         print(f"== {shape.key} ({kind}): anchor {anchor:.2f} us, current plan {result['current_us']:.2f} us "

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from bench.sweep import SCHEMA, measure, ranking
-from bench.timers import time_cpu
+from bench.timers import repetitions, time_cpu
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,9 +28,9 @@ def test_wrong_configuration_is_listed_and_never_timed() -> None:
     x[:, ::3] = 1.0
     timed: list[str] = []
 
-    def timer(fn, quick):  # type: ignore[no-untyped-def]
+    def timer(fn, reps):  # type: ignore[no-untyped-def]
         timed.append(getattr(fn, "__name__", "?"))
-        return time_cpu(fn, quick)
+        return time_cpu(fn, reps)
 
     def right() -> torch.Tensor:
         return torch.isnan(x).sum(-1).to(torch.int32)
@@ -41,7 +41,8 @@ def test_wrong_configuration_is_listed_and_never_timed() -> None:
     def int64_counts() -> torch.Tensor:
         return torch.isnan(x).sum(-1)
 
-    result = measure(x, iter([("right", right), ("off by one", off_by_one), ("int64", int64_counts)]), timer, True)
+    result = measure(x, iter([("right", right), ("off by one", off_by_one), ("int64", int64_counts)]), timer,
+                     repetitions("cpu", quick=True))
     assert result["wrong"] == ["off by one", "int64"]
     assert [r["config"] for r in result["configs"]] == ["right"]
     assert "off_by_one" not in timed and "int64_counts" not in timed and "right" in timed
