@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.isolation import is_fatal_device_error
+from tests.support.limits import hang_limit
 from tests.support.subrun import SubRun, run_suite
 
 pytestmark = pytest.mark.nan_harness
@@ -38,7 +39,9 @@ def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, device: str, tm
 def test_hanging_kernel_is_a_failed_case(device: str, tmp_path: Path) -> None:
     """pytest-timeout (tox passes --timeout) ends the hung worker; xdist blames the case and goes on."""
     pytest.importorskip("pytest_timeout")
-    result = run("hanging_kernel", device, tmp_path, 1, "--timeout=4", "--timeout-method=thread")
+    # pytest-timeout's limit is per case: the slowest passing case of SELECT took 0.11 s beside a tox run
+    limit = hang_limit(slowest_s=0.11)
+    result = run("hanging_kernel", device, tmp_path, 1, f"--timeout={limit:.0f}", "--timeout-method=thread")
     assert result.completed and result.returncode == 1, result.describe()
     assert result.failed and all(FAULTING in n for n in result.failed), result.describe()
     assert sum("4x8192" in n for n in result.passed) == 4, result.describe()

@@ -1,9 +1,9 @@
 """A Python with torch already imported that forks one pytest run per request.
 
 Every sub-run of the self-test would otherwise spend about 1.5 s of its 2.5 s importing torch. The server
-imports torch (and pytest) once, nothing of this repository, and forks a child per run: the child sets the
-run's cwd, environment and output file, calls pytest.main, and exits with its status. A child killed by a
-signal reports a negative return code, like subprocess does. Protocol, one JSON object per line:
+imports torch (and pytest) once, nothing of this repository but the tests' time limits, and forks a child per run:
+the child sets the run's cwd, environment and output file, calls pytest.main, and exits with its status. A child
+killed by a signal reports a negative return code, like subprocess does. Protocol, one JSON object per line:
 request {"args", "cwd", "env", "log"}, then replies {"pid"} and {"returncode"}.
 """
 from __future__ import annotations
@@ -17,6 +17,8 @@ import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
+
+from tests.support.limits import hang_limit
 
 
 def _child(job: dict) -> None:
@@ -88,13 +90,13 @@ class ForkServer:
         assert self.proc.stdin is not None
         self.proc.stdin.write(json.dumps({"args": list(args), "cwd": str(cwd), "env": env, "log": str(log)}) + "\n")
         self.proc.stdin.flush()
-        started = self._reply(30)
+        started = self._reply(hang_limit(slowest_s=3.0))  # the server's torch import, 2.3 s beside a tox run
         if started is None:
             raise RuntimeError("fork server did not start the run")
         done = self._reply(timeout)
         if done is None:
             os.kill(started["pid"], signal.SIGKILL)
-            self._reply(30)
+            self._reply(hang_limit(slowest_s=0.1))  # waitpid on a killed child
             return -signal.SIGKILL
         return int(done["returncode"])
 
@@ -103,7 +105,7 @@ class ForkServer:
             assert self.proc.stdin is not None
             self.proc.stdin.close()
             try:
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=hang_limit(slowest_s=0.7))  # measured beside a tox run
             except subprocess.TimeoutExpired:
                 self.proc.kill()
 
