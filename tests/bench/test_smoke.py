@@ -11,6 +11,7 @@ import pytest
 
 from bench import SCHEMA
 from bench.report import html_link_fragment
+from tests.support.limits import hang_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +27,7 @@ def _bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TRITON_INTERPRET": "1"}
     return subprocess.run(
         [sys.executable, "-m", "bench", "--device", "cpu", "--quick", "--out", str(tmp_path / "bench.json"), *args],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=hang_limit(slowest_s=6.1),
     )
 
 
@@ -66,5 +67,5 @@ def test_wrong_counts_stop_the_run_before_timing(tmp_path: Path) -> None:
 @pytest.mark.parametrize("argv", [["--device", "tpu"]])
 def test_bad_device_is_a_usage_error(argv: list[str]) -> None:
     proc = subprocess.run([sys.executable, "-m", "bench", *argv], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=60)
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=hang_limit(slowest_s=0.1))
     assert proc.returncode == 2

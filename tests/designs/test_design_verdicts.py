@@ -20,6 +20,7 @@ import pytest
 
 from harness.backends import triton_flavour
 from tests.support.forkserver import ForkServer
+from tests.support.limits import hang_limit
 from tests.support.subrun import SUITE, SubRun, run_pytest
 from verdict.record import CRASH, PASS, WRONG_COUNTS
 
@@ -87,6 +88,7 @@ def verdict_table(run: SubRun) -> dict[str, int]:
     return dict(sorted(table.items()))
 
 
+@pytest.mark.timeout(hang_limit(slowest_s=85.6))  # a whole-suite sub-run, beside a tox run (near tox's 900 s / 10)
 @pytest.mark.parametrize("design", DESIGNS, ids=str)
 def test_design_verdicts(design: Design, tmp_path: Path, server: ForkServer | None, device: str,
                          record_property) -> None:  # type: ignore[no-untyped-def]

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness import cli
+from tests.support.limits import hang_limit
 from tests.support.subrun import clean_env
 
 tomllib = pytest.importorskip("tomllib")
@@ -80,7 +81,8 @@ def test_wheel_ships_the_suite_plugins_and_command(tmp_path: Path) -> None:
     build = ("import sys; from setuptools import build_meta; "
              "print(build_meta.build_wheel(sys.argv[1]))")
     done = subprocess.run([sys.executable, "-c", build, str(tmp_path / "dist")], cwd=source, env=clean_env(),
-                          capture_output=True, text=True, timeout=300, check=False)
+                          capture_output=True, text=True, check=False,
+                          timeout=hang_limit(slowest_s=1.5))  # this whole test
     assert done.returncode == 0, done.stderr[-3000:]
     wheel = zipfile.ZipFile(tmp_path / "dist" / done.stdout.strip().splitlines()[-1])
     names = wheel.namelist()

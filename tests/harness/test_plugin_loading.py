@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from harness.activation import PLUGINS
+from tests.support.limits import hang_limit
 from tests.support.subrun import clean_env
 
 tomllib = pytest.importorskip("tomllib")
@@ -71,7 +72,8 @@ def spy_run(site: Path, cwd: Path, args: list[str]) -> tuple[subprocess.Complete
     out = site / f"spy-{len(list(site.glob('spy-*')))}.json"
     env = clean_env({"PYTHONPATH": os.pathsep.join((str(site), str(ROOT))), "NAN_SPY_OUT": str(out)})
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "nan_spy", "-p", "no:cacheprovider", *args],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False)
+                          cwd=cwd, env=env, capture_output=True, text=True, check=False,
+                          timeout=hang_limit(slowest_s=6.5))  # the slowest test of this file
     seen = json.loads(out.read_text()) if out.is_file() else {}
     return done, seen
 

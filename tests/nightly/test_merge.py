@@ -12,6 +12,7 @@ import pytest
 
 from reports import merge
 from reports.results import SCHEMA
+from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT, SubRun, run_pytest
 
 KERNEL = "tests.reports.planted_kernel"  # fails some cases, so failures, verdicts and the diagnosis are compared too
@@ -61,6 +62,7 @@ def _junit_cases(path: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.timeout(hang_limit(slowest_s=111.5))  # its fixture's six sub-runs, beside a tox run (over tox's 900 s / 10)
 @pytest.mark.parametrize("count", ["two", "three"])
 def test_merged_shards_equal_the_unsharded_run(runs: dict[str, Any], count: str) -> None:
     whole: SubRun = runs["whole"]

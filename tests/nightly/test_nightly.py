@@ -13,6 +13,7 @@ import pytest
 
 from nightly import cli, nights
 from reports.results import SCHEMA
+from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT, clean_env
 
 A = "tests/precision/test_families.py::test_case[fp32-prefix-1x128-nan0.5-wrapper]"
@@ -262,7 +263,8 @@ def test_sharded_nodes_then_one_merge_command_end_to_end(tmp_path: Path, device:
 
     def nightly(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "nightly", *args], cwd=ROOT, env=clean_env(),
-                              capture_output=True, text=True, timeout=600, check=False)
+                              capture_output=True, text=True, check=False,
+                              timeout=hang_limit(slowest_s=60.5))  # this whole test, every nightly run
 
     nodes = [nightly("--device", "cpu", "--workers", "1", "--night", "2026-07-01", "--splits", "2", "--group", g,
                      *common, *narrow) for g in ("1", "2")]

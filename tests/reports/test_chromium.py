@@ -9,6 +9,7 @@ import pytest
 
 from tests.reports import runs
 from tests.reports.planted_kernel import PLANTED_MARKUP
+from tests.support.limits import hang_limit
 
 pytestmark = [
     pytest.mark.nan_reports,
@@ -25,7 +26,8 @@ FAILING = "tests/precision/test_families.py::test_case[fp32-scatter-4x8192-nan0.
 
 def chromium(page: Path, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
     cmd = ["chromium", *FLAGS, f"--user-data-dir={profile}", *args, page.as_uri()]
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=False)
+    # the slowest chromium test, its report's sub-run included
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=hang_limit(slowest_s=25.5), check=False)
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ import pytest
 
 from nightly import nights, trend
 from reports import merge
+from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT, SubRun, clean_env, run_pytest
 
 pytestmark = [pytest.mark.nan_reports, pytest.mark.usefixtures("cpu_subruns")]
@@ -99,7 +100,7 @@ def _copy(run: SubRun, folder: Path, change: Change | None = None) -> Path:
 def _tool(*args: str) -> subprocess.CompletedProcess[str]:
     """A gate tool as a user runs it: python -m TOOL ARGS from the repo root."""
     return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, env=clean_env(), capture_output=True, text=True,
-                          timeout=120, check=False)
+                          timeout=hang_limit(slowest_s=6.2), check=False)  # the slowest test calling it
 
 
 @pytest.mark.parametrize("extra", [{}, {"run_id": "night-42"}, {"run_id": None}], ids=["as-written", "run-id",

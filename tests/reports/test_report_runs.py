@@ -13,6 +13,7 @@ import pytest
 from reports.results import SCHEMA
 from tests.reports import runs
 from tests.reports.planted_kernel import PLANTED_MARKUP
+from tests.support.limits import hang_limit
 
 pytestmark = [pytest.mark.nan_reports, pytest.mark.usefixtures("cpu_subruns")]
 
@@ -142,7 +143,8 @@ def test_raw_html_never_carries_planted_markup(planted: runs.SubRun) -> None:
 
 def _compare(*paths: object) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-m", "reports.compare", *map(str, paths)]
-    return subprocess.run(cmd, cwd=runs.ROOT, capture_output=True, text=True, timeout=60, check=False)
+    return subprocess.run(cmd, cwd=runs.ROOT, capture_output=True, text=True, check=False,
+                          timeout=hang_limit(slowest_s=17.3))  # the whole test, its sub-runs included
 
 
 def test_compare_names_what_the_planted_kernel_broke(planted: runs.SubRun,

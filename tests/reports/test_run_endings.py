@@ -66,7 +66,7 @@ def test_sigterm_leaves_an_interrupted_report(tmp_path: Path) -> None:
             "--kernel", "tests.harness.fixtures.hanging_kernel", "-k", "fp32-prefix-2x5000-nan0.5-wrapper"]
     proc = subprocess.Popen(argv, cwd=ROOT, env=clean_env({"HANGING_KERNEL_MARK": str(mark)}),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    limit = hang_limit(slowest_s=16.4)  # start to the end of the interrupted run, measured beside a tox run
+    limit = hang_limit(slowest_s=23.1)  # this whole test, beside a tox run
     deadline = time.monotonic() + limit
     while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)

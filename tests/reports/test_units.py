@@ -16,6 +16,7 @@ from reports.markup import esc
 from reports.results import SCHEMA
 from reports.text import why
 from reports.waivers import WaiverError, load_waivers, unknown_ids
+from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT
 from verdict.record import CaseParams, Check, TestRecord, WrongRow
 
@@ -271,8 +272,8 @@ def test_gate_readers_never_import_torch() -> None:
     """A gate machine may lack torch: compare and the nightly read results.json through reports.results alone."""
     code = ("import sys, reports.compare, nightly.cli, nightly.nights, nightly.trend; "
             "print(sorted(m for m in ('torch', 'triton', 'cases') if m in sys.modules))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          check=False)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False,
+                          timeout=hang_limit(slowest_s=0.14))
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
 
 

@@ -2,14 +2,14 @@
 
 A limit is HANG_FACTOR times the slowest run of its step measured on the 2-core CI machine while a second CPU-heavy
 job ran beside it, and never below HANG_FLOOR_S (a loaded 2-core machine stalls a process for seconds). Each call
-site states the step's measured figure; docs/selftest-timing.md lists them with the run they came from. A test whose
-sub-run has a fixed cost keeps that sub-run small (a few cases, one call per timing) rather than trusting a clock.
+site states its measured figure; docs/suite.md ("The self-test's time limits") says how they were taken. A test
+whose sub-run has a fixed cost keeps that sub-run small (a few cases, one call per timing) rather than trusting a
+clock.
 """
 from __future__ import annotations
 
 HANG_FACTOR = 10
 HANG_FLOOR_S = 10.0
-PER_TEST_S = 900.0  # pytest-timeout's limit per test in tox.ini: a sub-run's limit must stay below it
 
 
 def hang_limit(slowest_s: float) -> float:

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.forkserver import ForkServer
+from tests.support.limits import hang_limit
 from verdict.record import TestRecord
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/precision"
-TIMEOUT_S = 300
+TIMEOUT_S = hang_limit(slowest_s=111.5)  # the slowest test of sub-runs (tests/nightly/test_merge.py's shards)
 # a sub-run must not inherit the outer pytest's (or its xdist worker's) variables
 _DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST")
 # a planted variant that does not compile or import is a broken plant, not a caught bug
