@@ -23,7 +23,7 @@ from mutate.classify import StageResult
 from mutate.suite import ROOT, Stage, pytest_argv
 from verdict.record import CRASH, DEVICE_FAULT, FAILED_OUTCOMES, TIMEOUT
 
-_DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST")
+_DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST", "GITHUB_STEP_SUMMARY")
 INTERNAL_ERROR = 3  # pytest's exit status when it fails before or around the tests
 UNSTABLE = frozenset({CRASH, DEVICE_FAULT, TIMEOUT})  # verdicts a flaky original could also give: kills confirmed
 CONFIRM_RERUNS = 2  # stage reruns after a kill the original does not confirm  # an outer pytest's variables must not reach a sub-run

@@ -10,10 +10,13 @@ no test failed), 1 a verdict regression (`python -m reports.compare` semantics),
 noise threshold (`python -m bench.compare`), failing tests with no previous night, or a benchmark that did not run
 through; 2 the night did not finish, its shards cannot be merged, or the device is missing (nothing judged).
 A shard node (--splits/--group) only runs its shard: exit 0 passed, 1 tests failed, 2 not finished.
+A night's summary.md (its verdict, steps and the suite's summary, in Markdown) is also appended to
+$GITHUB_STEP_SUMMARY when the runner sets it; the suite run inside the night does not append its own.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import json
 import shutil
 import subprocess
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from nightly import nights
+from reports import markdown
 from reports.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,8 +56,9 @@ def run_streaming(argv: Sequence[str], log: Path | None) -> int:
     print(f"$ {' '.join(argv)}", flush=True)
     handle = open(log, "w", encoding="utf-8") if log else None
     try:
+        env = {k: v for k, v in os.environ.items() if k != markdown.STEP_SUMMARY_VAR}  # the night writes one
         proc = subprocess.Popen(list(argv), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                errors="replace", bufsize=1)
+                                errors="replace", bufsize=1, env=env)
         try:
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -404,8 +409,25 @@ def finish(night: Night, args: argparse.Namespace, durations: Path, runner: Runn
     verdict = {0: "OK", 1: "REGRESSION" if night.baseline and night.baseline.folder else "FAIL"}.get(result,
                                                                                                   "NOT JUDGED")
     night.write(result, verdict)
+    summary = night_markdown(night, verdict, result, run)
+    markdown.write(night.folder / "summary.md", summary)
+    markdown.append_step_summary(summary)
     print(f"nightly: {night.name}: {verdict} (exit {result}); reports in {night.folder}", flush=True)
     return result
+
+
+def night_markdown(night: Night, verdict: str, result: int, run: Results | None) -> str:
+    """The night for a CI job page: its verdict against the previous night, each step, then the suite's summary."""
+    against = night.baseline.folder.name if night.baseline and night.baseline.folder else None
+    head = [f"### nan-harness nightly {markdown.text(night.name)}: {markdown.text(verdict)} (exit {result})", "",
+            f"Against: {markdown.code(against) if against else 'no previous night'}", "",
+            "| step | status | detail |", "|---|---|---|"]
+    head += [f"| {markdown.text(name)} | {markdown.text(step.status)} | {markdown.text(step.detail)} |"
+             for name, step in night.steps.items()]
+    if run is None:
+        return markdown.fit(head, ["", "The suite's results cannot be judged: see nightly.json and the logs."], [])
+    run_head, body, tail = markdown.run_parts(run, html=str(night.folder / "precision.html"), title="the suite")
+    return markdown.fit(head + [""] + run_head, body, tail)
 
 
 def check_shard_runs(shard_dirs: Sequence[Path]) -> None:

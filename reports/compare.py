@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reports import markdown
 from reports.results import Results, ResultsError, load
 from reports.text import short_message, why
 from verdict.record import FAILED_OUTCOMES, TestRecord
@@ -58,9 +59,32 @@ def diff(baseline: Results, current: Results) -> Diff:
     return d
 
 
-def render(d: Diff, baseline_path: str, current_path: str, n_before: int, n_after: int) -> str:
-    """Plain-text listing, one section per kind of change, each line naming the test."""
-    out = [f"baseline: {baseline_path} ({n_before} cases)", f"current:  {current_path} ({n_after} cases)", ""]
+def side(run: Results) -> dict[str, str]:
+    """What a run judged: its kernel, backend, device and the kernel's commit, as its results.json recorded them."""
+    env = run.environment
+    return {"kernel": run.kernel or env.get("Kernel module") or "?", "backend": run.backend or env.get("Backend") or "?",
+            "device": env.get("Device") or "?", "kernel commit": env.get("Kernel commit") or "?"}
+
+
+def differences(baseline: Results, current: Results) -> list[str]:
+    """What the two runs were of that differs (kernel, backend, device, kernel commit)."""
+    before, after = side(baseline), side(current)
+    return [key for key in before if before[key] != after[key]]
+
+
+def describe_side(run: Results) -> str:
+    s = side(run)
+    return (f"kernel {s['kernel']} on {s['backend']} ({s['device']}), kernel commit {s['kernel commit']}")
+
+
+def render(d: Diff, baseline_path: str, current_path: str, baseline: Results, current: Results) -> str:
+    """Plain-text listing: what each side was of, then one section per kind of change, each line naming the test."""
+    out = [f"baseline: {baseline_path} ({len(baseline.records)} cases): {describe_side(baseline)}",
+           f"current:  {current_path} ({len(current.records)} cases): {describe_side(current)}"]
+    differ = differences(baseline, current)
+    if differ:
+        out.append(f"NOTE: the two runs differ in {', '.join(differ)}")
+    out.append("")
 
     def section(title: str, lines: list[str]) -> None:
         out.append(f"{title}: {len(lines)}")
@@ -85,6 +109,32 @@ def render(d: Diff, baseline_path: str, current_path: str, n_before: int, n_afte
     return "\n".join(out)
 
 
+def render_markdown(d: Diff, baseline_path: str, current_path: str, baseline: Results, current: Results,
+                    verdict: str) -> str:
+    """The comparison for a CI job page: what each side was of, the counts of each kind of change, the regressions
+    with their first wrong row (reports.markdown's limits and escaping)."""
+    from reports.markdown import SHOWN_FAILURES, code, fit, text
+
+    before, after = side(baseline), side(current)
+    head = [f"### nan-harness compare: {text(verdict)}", "", "| | baseline | current |", "|---|---|---|",
+            f"| results | {code(baseline_path, in_table=True)} | {code(current_path, in_table=True)} |"]
+    head += [f"| {key} | {code(before[key], in_table=True)} | {code(after[key], in_table=True)} |" for key in before]
+    differ = differences(baseline, current)
+    if differ:
+        head += ["", f"**The two runs differ in {text(', '.join(differ))}.**"]
+    counts = (("regressions", len(d.regressions)), ("fixes", len(d.fixes)), ("other changes", len(d.changed)),
+              ("new", len(d.new)), ("missing", len(d.missing)), ("coverage lost", len(d.coverage_lost)),
+              ("unchanged", d.unchanged))
+    body = ["", " · ".join(f"{name} {n}" for name, n in counts)]
+    if d.regressions:
+        body += ["", "| regressed test | was | now | first wrong row or cause |", "|---|---|---|---|"]
+        body += [f"| {code(new.id, in_table=True)} | {text(old.outcome)} | {text(new.outcome)} | {text(why(new))} |"
+                 for old, new in d.regressions[:SHOWN_FAILURES]]
+        if len(d.regressions) > SHOWN_FAILURES:
+            body += ["", f"… and {len(d.regressions) - SHOWN_FAILURES} more regressions (`python -m reports.compare`)."]
+    return fit(head, body, [])
+
+
 def check_finished(run: Results, path: Path) -> None:
     """A run that did not finish, or has no cases, cannot be judged: it would look like no regressions."""
     if not run.finished:
@@ -104,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("current", type=Path, help="results.json of the run to judge")
     parser.add_argument("--allow-coverage-loss", action="store_true",
                         help="do not count passed -> skipped or missing as a regression")
+    parser.add_argument("--markdown", type=Path, default=None, metavar="PATH",
+                        help="also write the comparison as Markdown for a CI job page (appended to "
+                             "$GITHUB_STEP_SUMMARY too, when the runner sets it)")
     args = parser.parse_args(argv)
     try:
         baseline, current = load(args.baseline), load(args.current)
@@ -113,13 +166,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     d = diff(baseline, current)
-    print(render(d, str(args.baseline), str(args.current), len(baseline.records), len(current.records)))
+    print(render(d, str(args.baseline), str(args.current), baseline, current))
     lost = 0 if args.allow_coverage_loss else len(d.coverage_lost)
-    if d.regressions or lost:
-        print(f"FAIL: {len(d.regressions)} regression(s), {lost} case(s) of coverage lost")
-        return 1
-    print("OK: no regressions" + (f" ({len(d.coverage_lost)} case(s) of coverage lost, allowed)" if d.coverage_lost else ""))
-    return 0
+    failed = bool(d.regressions or lost)
+    verdict = (f"FAIL: {len(d.regressions)} regression(s), {lost} case(s) of coverage lost" if failed else
+               "OK: no regressions" + (f" ({len(d.coverage_lost)} case(s) of coverage lost, allowed)"
+                                       if d.coverage_lost else ""))
+    print(verdict)
+    summary = render_markdown(d, str(args.baseline), str(args.current), baseline, current, verdict)
+    try:
+        if args.markdown is not None:
+            markdown.write(args.markdown, summary)
+        markdown.append_step_summary(summary)
+    except OSError as exc:
+        print(f"error: cannot write the Markdown summary: {exc}", file=sys.stderr)
+        return 2
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

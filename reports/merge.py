@@ -1,5 +1,5 @@
-"""python -m reports.merge OUT_DIR SHARD_DIR...: one results.json, junit.xml and precision.html from pytest-split
-shards.
+"""python -m reports.merge OUT_DIR SHARD_DIR...: one results.json, junit.xml, precision.html and summary.md (Markdown,
+also appended to $GITHUB_STEP_SUMMARY when the runner sets it) from pytest-split shards.
 
 Each SHARD_DIR is what one shard (`--splits N --group i`) left: results.json (reports.plugin records the shard's
 group, split count, splitting algorithm, durations-file digest and selection in it), junit.xml and its own
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reports import results, summary
+from reports import markdown, results, summary
 from reports.markup import esc
 from reports.plugin import EXIT_WORDS
 from reports.results import Results, ResultsError
@@ -276,7 +276,7 @@ def check_out_dir(out_dir: Path) -> None:
 
 
 def merge(out_dir: Path, folders: Sequence[Path], families: Sequence[Any] | None = None) -> Results:
-    """Check and merge the shard folders into OUT_DIR/results.json, junit.xml and precision.html."""
+    """Check and merge the shard folders into OUT_DIR/results.json, junit.xml, precision.html and summary.md."""
     check_out_dir(out_dir)
     shards = [load_shard(Path(f)) for f in folders]
     check_partition(shards)
@@ -290,6 +290,8 @@ def merge(out_dir: Path, folders: Sequence[Path], families: Sequence[Any] | None
     merge_junit(shards, out_dir / "junit.xml")
     results.write(out_dir / "results.json", doc)
     results.write_text_atomic(out_dir / "precision.html", page(run, families, out_dir, group_of))
+    markdown.write(out_dir / "summary.md", markdown.run_summary(run, html=str(out_dir / "precision.html"),
+                                                                title=f"nan-harness ({len(shards)} shards merged)"))
     return run
 
 
@@ -298,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m reports.merge",
         description="Merge pytest-split shard folders (results.json, junit.xml) into one run's reports; "
                     "exit 2 when the shards cannot be merged.")
-    parser.add_argument("out_dir", type=Path, help="where the merged results.json, junit.xml and precision.html go")
+    parser.add_argument("out_dir", type=Path,
+                        help="where the merged results.json, junit.xml, precision.html and summary.md go")
     parser.add_argument("shards", type=Path, nargs="+", help="one folder per shard (--splits N --group i)")
     parser.add_argument("--nan-family", action="append", default=[], metavar="MODULE",
                         help="extra case-family module the shards ran with (for the summary's sections)")
@@ -313,6 +316,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as exc:  # permissions, a full disk: the reports were not (all) written
         print(f"error: cannot write the merged reports into {args.out_dir}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        markdown.append_step_summary((args.out_dir / "summary.md").read_text(encoding="utf-8"))
+    except OSError as exc:
+        print(f"error: cannot append to the job summary: {exc}", file=sys.stderr)
         return 2
     state = "finished" if run.finished else "NOT finished"
     print(f"merged {len((run.shards or {}).get('groups', []))} shards into {args.out_dir}: {run.collected} tests, "

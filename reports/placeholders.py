@@ -33,12 +33,13 @@ def not_finished_doc(started: str, run_id: str | None, extra: dict[str, Any] | N
 
 def write(paths: dict[str, Path | None], started: str, run_id: str | None,
           extra: dict[str, Any] | None = None) -> list[str]:
-    """Replace each report path given ("json", "html", "junit") by its placeholder; returns what could not be
+    """Replace each report path given ("json", "html", "junit", "markdown") by its placeholder; returns what could not be
     written, as 'path: why' (a folder, an unwritable place), for the caller to refuse the run with."""
     texts = {
         "json": lambda: results.dumps(not_finished_doc(started, run_id, extra)),
         "html": lambda: html_page(started),
         "junit": lambda: JUNIT.format(message=quoteattr(f"the run started at {started} has not finished")),
+        "markdown": lambda: markdown_page(started),
     }
     problems = []
     for kind, path in paths.items():
@@ -60,6 +61,14 @@ def html_page(started: str, interrupted: bool = False) -> str:
         return HTML.format(title="INCOMPLETE (interrupted)", started=esc(started),
                            how="it was interrupted (Ctrl-C or SIGTERM) before its tests started")
     return HTML.format(title="run not finished", started=esc(started), how=RUNNING)
+
+
+def markdown_page(started: str, interrupted: bool = False) -> str:
+    """The Markdown summary's placeholder: not finished yet, or INCOMPLETE (interrupted) before its tests started."""
+    if interrupted:
+        return (f"### nan-harness: INCOMPLETE (interrupted)\n\nThe run started at {started} was interrupted "
+                "(Ctrl-C or SIGTERM) before its tests started.\n")
+    return f"### nan-harness: run not finished\n\nThe run started at {started} has not written its summary: {RUNNING}.\n"
 
 
 def mark_junit_unfinished(path: Path, how: str) -> None:

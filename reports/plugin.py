@@ -11,13 +11,14 @@ import hashlib
 import os
 import signal
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
 import pytest
 
-from reports import placeholders, results
+from reports import markdown, placeholders, results
 from reports.collector import ResultCollector
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
@@ -25,6 +26,7 @@ from harness.activation import active, decide, is_worker
 from harness.run import RUN_INFO_KEY
 
 DEFAULT_JSON = "reports/results.json"
+DEFAULT_MARKDOWN = "summary.md"  # beside results.json
 COLLECTOR_KEY = pytest.StashKey[ResultCollector]()
 STARTED_KEY = pytest.StashKey[str]()
 RUN_ID_KEY = pytest.StashKey[str]()
@@ -39,6 +41,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("nan-harness")
     group.addoption("--nan-json", default=DEFAULT_JSON, metavar="PATH",
                     help=f"machine-readable results, one record per test (default {DEFAULT_JSON}; '' turns it off)")
+    group.addoption("--nan-markdown", default=None, metavar="PATH",
+                    help="a Markdown summary for a CI job page (default: summary.md beside --nan-json; '' turns it "
+                         f"off); also appended to ${markdown.STEP_SUMMARY_VAR} when the runner sets it")
     group.addoption("--nan-run-id", default=None, metavar="ID",
                     help="an id for this run, written into results.json from the start (default: a fresh random "
                          "one); a gate that passes its own id judges only files this run wrote")
@@ -76,11 +81,18 @@ def shard_of(config: pytest.Config) -> dict | None:
 
 
 def _report_paths(config: pytest.Config, namespace: object) -> dict[str, Path | None]:
-    """The report files this run will write: results.json, pytest-html's page and the JUnit file."""
+    """The report files this run will write: results.json, pytest-html's page, the JUnit file and the Markdown
+    summary (beside results.json unless named)."""
     here = config.invocation_params.dir
     values = {"json": getattr(namespace, "nan_json", DEFAULT_JSON), "html": getattr(namespace, "htmlpath", None),
               "junit": getattr(namespace, "xmlpath", None)}
-    return {kind: Path(here, value) if value else None for kind, value in values.items()}
+    paths = {kind: Path(here, value) if value else None for kind, value in values.items()}
+    named = getattr(namespace, "nan_markdown", None)
+    if named is None:
+        paths["markdown"] = paths["json"].with_name(DEFAULT_MARKDOWN) if paths["json"] else None
+    else:
+        paths["markdown"] = Path(here, named) if named else None
+    return paths
 
 
 def _now() -> str:
@@ -196,8 +208,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     end = run_end(session)
     session.exitstatus = end.exitstatus
-    path = json_path(config)
-    if path is None:
+    paths = _report_paths(config, config.option)
+    path = paths["json"]
+    if path is None and paths["markdown"] is None and not os.environ.get(markdown.STEP_SUMMARY_VAR):
         return
     collector = config.stash[COLLECTOR_KEY]
     records = collector.results()
@@ -217,13 +230,34 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         extra["shard"] = shard
     doc = results.document(records, environment, int(status),
                            collected=collector.collected, finished=finished, ended=how, extra=extra)
+    summary = markdown.run_summary(results.Results.from_doc(doc), html=_shown_path(config, paths["html"]))
+    for target, text in ((path, results.dumps(doc)), (paths["markdown"], summary)):
+        if target is not None:
+            _write_or_say(session, target, lambda target=target, text=text: results.write_text_atomic(target, text))
+    _write_or_say(session, os.environ.get(markdown.STEP_SUMMARY_VAR, ""),
+                  lambda: markdown.append_step_summary(summary))
+
+
+def _write_or_say(session: pytest.Session, target: object, write: Callable[[], object]) -> None:
+    """Write one report; if it cannot be written, say so and end the run as an internal error, never lose the
+    other reports (the HTML among them) because of it."""
     try:
-        results.write(path, doc)
-    except OSError as exc:  # never lose the HTML report because this one failed
-        tr = config.pluginmanager.get_plugin("terminalreporter")
+        write()
+    except OSError as exc:
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
         if tr is not None:
-            tr.write_line(f"nan-harness: could not write {path}: {exc}", red=True)
+            tr.write_line(f"nan-harness: could not write {target}: {exc}", red=True)
         session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+
+def _shown_path(config: pytest.Config, path: Path | None) -> str | None:
+    """A report's path as the reader of a job page can follow it: relative to where pytest ran, when inside it."""
+    if path is None:
+        return None
+    try:
+        return str(path.relative_to(config.invocation_params.dir))
+    except ValueError:
+        return str(path)
 
 
 def capturable_entry(found: dict | None) -> dict[str, str]:
@@ -255,9 +289,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         if path is not None:
             doc = placeholders.not_finished_doc(started, config.stash.get(RUN_ID_KEY, None))
             results.write(path, {**doc, "ended": "interrupted", "exitstatus": int(pytest.ExitCode.INTERRUPTED)})
-        page = _report_paths(config, config.option)["html"]
+        paths = _report_paths(config, config.option)
+        page = paths["html"]
         if page is not None and not page.is_dir():
             results.write_text_atomic(page, placeholders.html_page(started, interrupted=True))
+        summary = placeholders.markdown_page(started, interrupted=True)
+        if paths["markdown"] is not None and not paths["markdown"].is_dir():
+            markdown.write(paths["markdown"], summary)
+        markdown.append_step_summary(summary)
     junit = _report_paths(config, config.option)["junit"]
     if end is not None and not end.finished and junit is not None and junit.is_file():
         placeholders.mark_junit_unfinished(junit, end.how)
@@ -272,9 +311,13 @@ SHOWN_DIAGNOSES = 5
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    path = json_path(config)
-    if COLLECTOR_KEY in config.stash and path is not None and path.is_file() and not config.option.collectonly:
-        terminalreporter.write_sep("-", f"Generated results file: {path}")
+    if COLLECTOR_KEY not in config.stash or config.option.collectonly:
+        return
+    paths = _report_paths(config, config.option)
+    for kind, label in (("json", "results file"), ("markdown", "Markdown summary")):
+        path = paths[kind]
+        if path is not None and path.is_file():
+            terminalreporter.write_sep("-", f"Generated {label}: {path}")
 
 
 def _print_verdict(config: pytest.Config) -> None:

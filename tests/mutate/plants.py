@@ -1,13 +1,11 @@
-"""Planted bugs in mutate/ and the tests/mutate checks that must catch each: `python -m tests.mutate.plants [N ...]`.
+"""Planted bugs in mutate/ and the tests/mutate checks that must catch each: `python -m tests.mutate.plants [N ...]`
+(tests.support.plants runs them)."""
+from __future__ import annotations
 
-One bug at a time is written into a copy-restored source file, the named test file runs (-n 1), the file is put
-back; each line says caught (the tests failed) or NOT CAUGHT. Not collected by pytest (no test_ prefix): it edits
-mutate/ in place for a few seconds per plant, so run it when nobody else is editing mutate/.
-"""
-import shutil, subprocess, sys, tempfile
-from pathlib import Path
-ROOT = Path(__file__).resolve().parents[2]
-TMP = Path(tempfile.mkdtemp(prefix="mutate-plants-"))
+import sys
+
+from tests.support.plants import run_plants
+
 PLANTS = [
     ("classify: a run stopped by a signal/interrupt with a failure on record counts as killed", "mutate/classify.py",
      "        if returncode not in ((1, STOPPED_AT_FIRST_FAILURE) if first_failure else (1,)):",
@@ -59,22 +57,5 @@ PLANTS = [
      "and self.confirm is not None) or self.original_passes(result.nodeid):", "and False) or self.original_passes(result.nodeid):",
      "tests/mutate/test_runner.py"),
 ]
-only = sys.argv[1:] 
-for i, (name, path, old, new, tests) in enumerate(PLANTS):
-    if only and str(i) not in only:
-        continue
-    f = ROOT / path
-    text = f.read_text()
-    assert text.count(old) >= 1, (name, old)
-    backup = TMP / f"{f.name}.bak"
-    shutil.copyfile(f, backup)
-    try:
-        f.write_text(text.replace(old, new))
-        done = subprocess.run([sys.executable, "-m", "pytest", "-c", "pyproject.toml", "-p", "no:cacheprovider",
-                               "--device", "cpu", "-n", "1", "-q", tests, f"--html={TMP}/p.html",
-                               f"--junitxml={TMP}/j.xml", f"--nan-json={TMP}/r.json"],
-                              cwd=ROOT, capture_output=True, text=True)
-        failed = [l.split()[1] for l in done.stdout.splitlines() if l.startswith("FAILED")]
-        print(f"{'caught' if done.returncode == 1 and failed else 'NOT CAUGHT'}: {name}: {failed[:3]}", flush=True)
-    finally:
-        shutil.copyfile(backup, f)
+if __name__ == "__main__":
+    sys.exit(run_plants(PLANTS, sys.argv[1:]))

@@ -95,6 +95,11 @@ def test_merged_shards_equal_the_unsharded_run(runs: dict[str, Any], count: str)
     assert {v for _, v in rows} == set(whole.doc["verdicts"])
     assert "<script" not in page and "http" not in page.split("</style>", 1)[0]  # self-contained
     assert _junit_cases(out / "junit.xml") == _junit_cases(whole.junit)
+    # the Markdown summary: the unsharded run's failures and diagnosis, under a heading that says it was merged
+    merged_md, whole_md = (out / "summary.md").read_text(), (whole.folder / "summary.md").read_text()
+    assert merged_md.startswith(f"### nan-harness ({len(shards)} shards merged): FAIL")
+    body = [line for line in merged_md.splitlines()[1:] if not line.startswith("HTML report")]
+    assert body == [line for line in whole_md.splitlines()[1:] if not line.startswith("HTML report")]
 
 
 # --- refusals, on small synthetic shard folders --------------------------------------------------------------

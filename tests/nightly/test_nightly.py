@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from nightly import cli, nights
+from reports import markdown
 from reports.results import SCHEMA
 from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT, clean_env
@@ -160,12 +161,21 @@ def test_a_failing_benchmark_fails_the_night(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "2026-07-01" / "nightly.json").read_text())["steps"]["bench"]["status"] == "failed"
 
 
-def test_verdict_regression_against_the_previous_night_exits_1(tmp_path: Path) -> None:
+def test_verdict_regression_against_the_previous_night_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
     put_night(tmp_path, "2026-07-01", results_doc({A: "passed", B: "failed"}, backend="cpu"))
     runner = FakeRunner(results_doc({A: "failed", B: "failed"}, backend="cpu"), pytest_code=1)
+    step_summary = tmp_path / "job-summary.md"
+    monkeypatch.setenv(markdown.STEP_SUMMARY_VAR, str(step_summary))
     assert run(["--device", "cpu", "--root", str(tmp_path), "--night", "2026-07-02"], runner) == 1
     compare = (tmp_path / "2026-07-02" / "compare.txt").read_text()
     assert "REGRESSIONS (passed -> failed): 1" in compare and A in compare
+    summary = (tmp_path / "2026-07-02" / "summary.md").read_text()
+    assert summary.startswith("### nan-harness nightly 2026-07-02: REGRESSION (exit 1)")
+    assert "Against: `2026-07-01`" in summary and "| verdicts | regressed |" in summary
+    assert "### the suite: FAIL" in summary and len(summary.splitlines()) <= markdown.MAX_LINES
+    assert step_summary.read_text() == summary  # the night's summary once; the suite inside it adds none
+    monkeypatch.delenv(markdown.STEP_SUMMARY_VAR)
     # the same failures again the next night: no regression (reports.compare semantics), exit 0
     runner = FakeRunner(results_doc({A: "failed", B: "failed"}, backend="cpu"), pytest_code=1)
     assert run(["--device", "cpu", "--root", str(tmp_path), "--night", "2026-07-03"], runner) == 0

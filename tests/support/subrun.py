@@ -23,8 +23,8 @@ from verdict.record import TestRecord
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = "tests/precision"
 TIMEOUT_S = hang_limit(slowest_s=111.5)  # the slowest test of sub-runs (tests/nightly/test_merge.py's shards)
-# a sub-run must not inherit the outer pytest's (or its xdist worker's) variables
-_DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST")
+# a sub-run must not inherit the outer pytest's (or its xdist worker's) variables, nor write into the CI job's summary
+_DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST", "GITHUB_STEP_SUMMARY")
 # a planted variant that does not compile or import is a broken plant, not a caught bug
 NOT_A_CATCH: tuple[str, ...] = ("CompilationError", "SyntaxError", "NameError", "ImportError", "ModuleNotFoundError")
 

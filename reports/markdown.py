@@ -1,0 +1,141 @@
+"""A run as Markdown for a CI job page (`--nan-markdown`, and `$GITHUB_STEP_SUMMARY` where a runner sets it).
+
+What a reviewer needs before opening the HTML: the verdict, the tally, the diagnosis, the failed tests with their
+first wrong row, what was not covered, the environment and where the HTML is. Rendered from results.json's document
+alone (`reports.results.Results`), so a run, a merged night and the nightly say the same; a failing run stays under
+MAX_LINES lines (the rest is in the HTML). Torch-free, like every gate reader.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from reports.results import Results, write_text_atomic
+from reports.text import why
+from verdict.record import NOT_RUN, TestRecord
+
+MAX_LINES = 60
+SHOWN_FAILURES = 15
+SHOWN_DIAGNOSES = 3
+SHOWN_GAPS = 5
+STEP_SUMMARY_VAR = "GITHUB_STEP_SUMMARY"  # GitHub's and Gitea's runners set it to a file the job page shows
+ENVIRONMENT_KEYS = ("Device", "Chip", "Driver", "Torch", "Triton", "Kernel commit")
+_ESCAPED = str.maketrans({c: "\\" + c for c in "\\`*_[]|#"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;",
+                                                                  "\n": " ", "\r": " "})
+
+
+def text(value: object) -> str:
+    """Plain text inside Markdown: no markup, link, HTML or table cell break can come from a kernel's message."""
+    return str(value).translate(_ESCAPED)
+
+
+def code(value: object, *, in_table: bool = False) -> str:
+    """An inline code span that holds any text: fenced with more backticks than it contains; in a table cell a `|`
+    is escaped, which GitHub's tables need even inside code."""
+    body = " ".join(str(value).splitlines())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", body)), default=0) + 1)
+    pad = " " if body.startswith("`") or body.endswith("`") else ""
+    if in_table:
+        body = body.replace("|", "\\|")
+    return f"{fence}{pad}{body}{pad}{fence}"
+
+
+def verdict_word(run: Results) -> str:
+    """PASS, FAIL, or INCOMPLETE and how the run ended: an unfinished run is never described as passed."""
+    if not run.finished:
+        return f"INCOMPLETE ({run.ended})"
+    return "FAIL" if run.failing() else "PASS"
+
+
+def _tally(records: Sequence[TestRecord]) -> str:
+    counts = Counter(r.verdict for r in records).most_common()
+    return ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts) or "no tests"
+
+
+def environment_line(environment: dict[str, str]) -> str:
+    """Device, chip, driver, torch, Triton and the kernel's commit, as far as the run recorded them."""
+    parts = [f"{key}: {code(environment[key])}" for key in ENVIRONMENT_KEYS if environment.get(key)]
+    return "Environment: " + (" · ".join(parts) if parts else "not recorded")
+
+
+def _diagnosis(run: Results) -> list[str]:
+    items = list(run.diagnosis)
+    if not items:
+        return []
+    lines = ["", "**Diagnosis** (likely bug classes, strongest first):", ""]
+    for number, d in enumerate(items[:SHOWN_DIAGNOSES], 1):
+        lines.append(f"{number}. \\[{text(d.get('category', ''))}\\] {text(d.get('name', ''))} "
+                     f"({len(d.get('cases') or ())} test(s))")
+    if len(items) > SHOWN_DIAGNOSES:
+        lines.append(f"{SHOWN_DIAGNOSES + 1}. … {len(items) - SHOWN_DIAGNOSES} more in the HTML report")
+    return lines
+
+
+def _failures(run: Results) -> list[str]:
+    failed = run.failing()
+    if not failed:
+        return []
+    lines = ["", f"**Failed tests ({len(failed)})**" + (f", first {SHOWN_FAILURES}:" if len(failed) > SHOWN_FAILURES
+                                                          else ":"), "",
+             "| test | verdict | first wrong row or cause |", "|---|---|---|"]
+    for r in failed[:SHOWN_FAILURES]:
+        lines.append(f"| {code(r.id, in_table=True)} | {text(r.verdict.replace('_', ' '))} | {text(why(r))} |")
+    if len(failed) > SHOWN_FAILURES:
+        lines += ["", f"… and {len(failed) - SHOWN_FAILURES} more in the HTML report."]
+    return lines
+
+
+def _gaps(run: Results) -> list[str]:
+    not_run = sum(1 for r in run.records if r.verdict == NOT_RUN)
+    gaps = ([f"{not_run} test(s) not run"] if not_run else []) + list(run.coverage_gaps)
+    if not gaps:
+        return []
+    lines = ["", "**Not covered:**", ""] + [f"- {text(g)}" for g in gaps[:SHOWN_GAPS]]
+    if len(gaps) > SHOWN_GAPS:
+        lines.append(f"- … {len(gaps) - SHOWN_GAPS} more in the HTML report")
+    return lines
+
+
+def run_parts(run: Results, *, html: str | None = None, title: str = "nan-harness"
+              ) -> tuple[list[str], list[str], list[str]]:
+    """A run's summary as (head, body, tail) lines: verdict and tally; diagnosis, failures and gaps; environment
+    and the way to the HTML. Callers that add lines of their own (the nightly) fit them all with `fit`."""
+    kernel = code(run.kernel or run.environment.get("Kernel module") or "?")
+    backend = text(run.backend or run.environment.get("Backend") or "?")
+    head = [f"### {text(title)}: {text(verdict_word(run))}", "",
+            f"Kernel {kernel} on {backend}: **{len(run.records)} tests**: {text(_tally(run.records))}"]
+    tail = ["", environment_line(run.environment)] + (["", f"HTML report: {code(html)}"] if html else [])
+    return head, _diagnosis(run) + _failures(run) + _gaps(run), tail
+
+
+def run_summary(run: Results, *, html: str | None = None, title: str = "nan-harness") -> str:
+    """The whole summary of one run (or a merged night): at most MAX_LINES lines, the environment and the way to
+    the HTML always kept."""
+    return fit(*run_parts(run, html=html, title=title))
+
+
+def fit(head: list[str], body: list[str], tail: list[str]) -> str:
+    """Head, body and tail in at most MAX_LINES lines: only the body is cut, and says so."""
+    room = MAX_LINES - len(head) - len(tail)
+    if len(body) > room:
+        body = body[: room - 1] + ["… (cut: the rest is in the HTML report)"]
+    return "\n".join(head + body + tail) + "\n"
+
+
+def write(path: Path, markdown: str) -> None:
+    """The summary file, whole or not at all."""
+    write_text_atomic(path, markdown)
+
+
+def append_step_summary(markdown: str, environ: dict[str, str] | None = None) -> Path | None:
+    """Append to the CI runner's job summary when it names one; the path appended to, else None."""
+    target = (environ if environ is not None else os.environ).get(STEP_SUMMARY_VAR)
+    if not target:
+        return None
+    path = Path(target)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(markdown if markdown.endswith("\n") else markdown + "\n")
+    return path

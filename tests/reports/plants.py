@@ -1,0 +1,38 @@
+"""Planted bugs in the Markdown summary and the checks that must catch each: `python -m tests.reports.plants [N ...]`
+(tests.support.plants runs them)."""
+from __future__ import annotations
+
+import sys
+
+from tests.support.plants import Plant, run_plants
+
+TESTS = "tests/reports/test_markdown.py"
+RUNS = "tests/reports/test_markdown_runs.py"
+PLANTS: list[Plant] = [
+    ("markdown: text not escaped (a kernel's message becomes markup)", "reports/markdown.py",
+     "    return str(value).translate(_ESCAPED)", "    return str(value)", TESTS),
+    ("markdown: a table cell's | not escaped inside code", "reports/markdown.py",
+     '        body = body.replace("|", "\\\\|")', "        pass", TESTS),
+    ("markdown: code spans always fenced with one backtick", "reports/markdown.py",
+     '    fence = "`" * (max(', '    fence = "`" or (max(', TESTS),
+    ("markdown: an unfinished run called by its failures alone", "reports/markdown.py",
+     "    if not run.finished:\n        return", "    if False:\n        return", TESTS),
+    ("markdown: no cap on the number of lines", "reports/markdown.py",
+     "SHOWN_FAILURES = 15", "SHOWN_FAILURES = 400", TESTS),
+    ("markdown: the step summary overwritten, not appended", "reports/markdown.py",
+     'with path.open("a", encoding="utf-8")', 'with path.open("w", encoding="utf-8")', TESTS),
+    ("plugin: no summary written at the end of a run", "reports/plugin.py",
+     "(paths[\"markdown\"], summary)):", "):", RUNS),
+    ("plugin: the job page's summary never appended", "reports/plugin.py",
+     "                  lambda: markdown.append_step_summary(summary))", "                  lambda: None)", RUNS),
+    ("compare: the two sides never said to differ", "reports/compare.py",
+     "    return [key for key in before if before[key] != after[key]]", "    return []", TESTS),
+    ("nightly: the suite inside the night appends to the job summary too", "nightly/cli.py",
+     "        env = {k: v for k, v in os.environ.items() if k != markdown.STEP_SUMMARY_VAR}", "        env = None",
+     "tests/nightly/test_nightly.py"),
+    ("placeholders: a stale summary kept at start-up", "reports/placeholders.py",
+     "        if path is None:\n            continue", "        if path is None or kind == \"markdown\":\n            continue", RUNS),
+]
+
+if __name__ == "__main__":
+    sys.exit(run_plants(PLANTS, sys.argv[1:]))

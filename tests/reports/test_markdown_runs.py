@@ -1,0 +1,38 @@
+"""The Markdown summary as runs write it: beside results.json, into the CI job page, replaced at start-up."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reports import markdown
+from tests.reports.test_markdown import _table_rows
+from tests.support.subrun import SUITE, run_pytest
+
+pytestmark = [pytest.mark.nan_reports, pytest.mark.usefixtures("cpu_subruns")]
+
+
+def test_a_run_writes_its_summary_beside_results_json_and_into_the_job_page(tmp_path: Path) -> None:
+    step = tmp_path / "job-summary.md"
+    step.write_text("# CI job\n")
+    stale = tmp_path / "run" / "summary.md"
+    stale.parent.mkdir()
+    stale.write_text("### nan-harness: PASS\n")
+    run = run_pytest(tmp_path / "run", [SUITE, "--kernel", "tests.reports.planted_kernel", "-k", "fp32-special"],
+                     env={markdown.STEP_SUMMARY_VAR: str(step)})
+    assert run.returncode == 1, run.describe()
+    written = stale.read_text()
+    assert written.startswith("### nan-harness: FAIL") and "PASS" not in written.splitlines()[0]
+    assert _table_rows(written) and f"HTML report: `{run.html}`" in written
+    assert step.read_text() == "# CI job\n" + written
+    assert "Generated Markdown summary" in run.output
+
+
+def test_a_usage_error_leaves_a_not_finished_summary_and_off_means_off(tmp_path: Path) -> None:
+    stale = tmp_path / "bad" / "summary.md"
+    stale.parent.mkdir()
+    stale.write_text("### nan-harness: PASS\n")
+    bad = run_pytest(tmp_path / "bad", [SUITE, "--kernel", "no.such.module"])
+    assert bad.returncode == 4 and "run not finished" in stale.read_text(), bad.output
+    off = run_pytest(tmp_path / "off", [SUITE, "-k", "fp32-special", "--nan-markdown="])
+    assert off.returncode == 0 and not (tmp_path / "off" / "summary.md").exists(), off.describe()
