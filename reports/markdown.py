@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reports.results import Results, write_text_atomic
-from reports.text import why
+from reports.text import run_verdict, why
 from verdict.record import NOT_RUN, TestRecord
 
 MAX_LINES = 60
@@ -45,9 +45,7 @@ def code(value: object, *, in_table: bool = False) -> str:
 
 def verdict_word(run: Results) -> str:
     """PASS, FAIL, or INCOMPLETE and how the run ended: an unfinished run is never described as passed."""
-    if not run.finished:
-        return f"INCOMPLETE ({run.ended})"
-    return "FAIL" if run.failing() else "PASS"
+    return run_verdict(bool(run.finished), run.ended, bool(run.failing()))
 
 
 def _tally(records: Sequence[TestRecord]) -> str:

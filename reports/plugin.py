@@ -20,6 +20,7 @@ import pytest
 
 from reports import markdown, placeholders, results
 from reports.collector import ResultCollector
+from reports.text import run_verdict
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
 from harness.activation import active, decide, is_worker
@@ -332,7 +333,7 @@ def _print_verdict(config: pytest.Config) -> None:
 
     records = config.stash[COLLECTOR_KEY].results()
     failing = any(r.failed for r in records)
-    word = f"INCOMPLETE ({end.how})" if not end.finished else ("FAIL" if failing else "PASS")
+    word = run_verdict(end.finished, end.how, failing)
     info = config.stash.get(RUN_INFO_KEY, None)
     tally = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in Counter(r.verdict for r in records).most_common())
     terminalreporter.write_sep("=", f"nan-harness: {word}", red=word != "PASS", green=word == "PASS", bold=True)

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from cases.family import ClassTable, Context, Family, Grid, Totals
 from reports.markup import esc
-from reports.text import why
+from reports.text import run_verdict, why
 from verdict.record import FAILED_OUTCOMES, FAILING, NOT_RUN, CaseParams, TestRecord
 
 STYLE = """<style>
@@ -248,12 +248,8 @@ def headline(results: Sequence[TestRecord], *, kernel: str, backend: str, finish
              ended: str, gaps: Sequence[str]) -> str:
     """What a reviewer reads first: kernel, backend, the verdict, the tally by verdict, coverage not run."""
     failing = [r for r in results if r.verdict in FAILING or r.failed]
-    if finished is False:
-        verdict, css = f"INCOMPLETE ({ended})", "incomplete"
-    elif failing:
-        verdict, css = "FAIL", "fail"
-    else:
-        verdict, css = "PASS", "pass"
+    verdict = run_verdict(finished, ended, bool(failing))
+    css = "incomplete" if finished is False else ("fail" if failing else "pass")
     tally_text = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in Counter(r.verdict for r in results).most_common())
     gap_items = "".join(f"<li>{esc(g)}</li>" for g in gaps)
     not_run = sum(1 for r in results if r.verdict == NOT_RUN)

@@ -4,6 +4,14 @@ from __future__ import annotations
 from verdict.record import TestRecord
 
 
+def run_verdict(finished: bool | None, ended: str, failing: bool) -> str:
+    """The run's one word, the same on every page: INCOMPLETE and how it ended (an unfinished run is never called
+    passed), else FAIL or PASS."""
+    if finished is False:
+        return f"INCOMPLETE ({ended})"
+    return "FAIL" if failing else "PASS"
+
+
 def short_message(text: str, limit: int = 200) -> str:
     """The most telling line of a failure message: the first 'E ' line, else the first non-empty one."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
