@@ -16,8 +16,8 @@ $GITHUB_STEP_SUMMARY when the runner sets it; the suite run inside the night doe
 from __future__ import annotations
 
 import argparse
-import os
 import json
+import os
 import shutil
 import subprocess
 import sys

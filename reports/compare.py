@@ -59,22 +59,15 @@ def diff(baseline: Results, current: Results) -> Diff:
     return d
 
 
-def side(run: Results) -> dict[str, str]:
-    """What a run judged: its kernel, backend, device and the kernel's commit, as its results.json recorded them."""
-    env = run.environment
-    return {"kernel": run.kernel or env.get("Kernel module") or "?", "backend": run.backend or env.get("Backend") or "?",
-            "device": env.get("Device") or "?", "kernel commit": env.get("Kernel commit") or "?"}
-
-
 def differences(baseline: Results, current: Results) -> list[str]:
     """What the two runs were of that differs (kernel, backend, device, kernel commit)."""
-    before, after = side(baseline), side(current)
+    before, after = baseline.identity(), current.identity()
     return [key for key in before if before[key] != after[key]]
 
 
 def describe_side(run: Results) -> str:
-    s = side(run)
-    return (f"kernel {s['kernel']} on {s['backend']} ({s['device']}), kernel commit {s['kernel commit']}")
+    s = run.identity()
+    return f"kernel {s['kernel']} on {s['backend']} ({s['device']}), kernel commit {s['kernel commit']}"
 
 
 def render(d: Diff, baseline_path: str, current_path: str, baseline: Results, current: Results) -> str:
@@ -113,9 +106,8 @@ def render_markdown(d: Diff, baseline_path: str, current_path: str, baseline: Re
                     verdict: str) -> str:
     """The comparison for a CI job page: what each side was of, the counts of each kind of change, the regressions
     with their first wrong row (reports.markdown's limits and escaping)."""
-    from reports.markdown import SHOWN_FAILURES, code, fit, text
-
-    before, after = side(baseline), side(current)
+    code, text = markdown.code, markdown.text
+    before, after = baseline.identity(), current.identity()
     head = [f"### nan-harness compare: {text(verdict)}", "", "| | baseline | current |", "|---|---|---|",
             f"| results | {code(baseline_path, in_table=True)} | {code(current_path, in_table=True)} |"]
     head += [f"| {key} | {code(before[key], in_table=True)} | {code(after[key], in_table=True)} |" for key in before]
@@ -129,10 +121,11 @@ def render_markdown(d: Diff, baseline_path: str, current_path: str, baseline: Re
     if d.regressions:
         body += ["", "| regressed test | was | now | first wrong row or cause |", "|---|---|---|---|"]
         body += [f"| {code(new.id, in_table=True)} | {text(old.outcome)} | {text(new.outcome)} | {text(why(new))} |"
-                 for old, new in d.regressions[:SHOWN_FAILURES]]
-        if len(d.regressions) > SHOWN_FAILURES:
-            body += ["", f"… and {len(d.regressions) - SHOWN_FAILURES} more regressions (`python -m reports.compare`)."]
-    return fit(head, body, [])
+                 for old, new in d.regressions[:markdown.SHOWN_FAILURES]]
+        if len(d.regressions) > markdown.SHOWN_FAILURES:
+            body += ["", f"… and {len(d.regressions) - markdown.SHOWN_FAILURES} more regressions "
+                         "(`python -m reports.compare`)."]
+    return markdown.fit(head, body, [])
 
 
 def check_finished(run: Results, path: Path) -> None:

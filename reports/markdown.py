@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 
 from reports.results import Results, write_text_atomic
-from reports.text import run_verdict, why
-from verdict.record import NOT_RUN, TestRecord
+from reports.text import run_verdict, verdict_tally, why
+from verdict.record import NOT_RUN
 
 MAX_LINES = 60
 SHOWN_FAILURES = 15
@@ -46,11 +44,6 @@ def code(value: object, *, in_table: bool = False) -> str:
 def verdict_word(run: Results) -> str:
     """PASS, FAIL, or INCOMPLETE and how the run ended: an unfinished run is never described as passed."""
     return run_verdict(bool(run.finished), run.ended, bool(run.failing()))
-
-
-def _tally(records: Sequence[TestRecord]) -> str:
-    counts = Counter(r.verdict for r in records).most_common()
-    return ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts) or "no tests"
 
 
 def environment_line(environment: dict[str, str]) -> str:
@@ -101,10 +94,10 @@ def run_parts(run: Results, *, html: str | None = None, title: str = "nan-harnes
               ) -> tuple[list[str], list[str], list[str]]:
     """A run's summary as (head, body, tail) lines: verdict and tally; diagnosis, failures and gaps; environment
     and the way to the HTML. Callers that add lines of their own (the nightly) fit them all with `fit`."""
-    kernel = code(run.kernel or run.environment.get("Kernel module") or "?")
-    backend = text(run.backend or run.environment.get("Backend") or "?")
+    what = run.identity()
+    kernel, backend = code(what["kernel"]), text(what["backend"])
     head = [f"### {text(title)}: {text(verdict_word(run))}", "",
-            f"Kernel {kernel} on {backend}: **{len(run.records)} tests**: {text(_tally(run.records))}"]
+            f"Kernel {kernel} on {backend}: **{len(run.records)} tests**: {text(verdict_tally(run.records) or 'no tests')}"]
     tail = ["", environment_line(run.environment)] + (["", f"HTML report: {code(html)}"] if html else [])
     return head, _diagnosis(run) + _failures(run) + _gaps(run), tail
 

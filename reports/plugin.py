@@ -20,7 +20,7 @@ import pytest
 
 from reports import markdown, placeholders, results
 from reports.collector import ResultCollector
-from reports.text import run_verdict
+from reports.text import run_verdict, verdict_tally
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
 from harness.activation import active, decide, is_worker
@@ -327,15 +327,13 @@ def _print_verdict(config: pytest.Config) -> None:
     terminalreporter = config.pluginmanager.get_plugin("terminalreporter")
     if end is None or COLLECTOR_KEY not in config.stash or terminalreporter is None:
         return
-    from collections import Counter
-
     from reports.diagnosis import diagnose
 
     records = config.stash[COLLECTOR_KEY].results()
     failing = any(r.failed for r in records)
     word = run_verdict(end.finished, end.how, failing)
     info = config.stash.get(RUN_INFO_KEY, None)
-    tally = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in Counter(r.verdict for r in records).most_common())
+    tally = verdict_tally(records)
     terminalreporter.write_sep("=", f"nan-harness: {word}", red=word != "PASS", green=word == "PASS", bold=True)
     if info is not None:
         terminalreporter.write_line(f"kernel {info.kernel_module} on {info.backend}: {len(records)} tests: {tally}")

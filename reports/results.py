@@ -122,6 +122,13 @@ class Results:
         """Records keyed by node id, the key every comparison of two runs matches on."""
         return {r.nodeid: r for r in self.records}
 
+    def identity(self) -> dict[str, str]:
+        """What the run judged: kernel, backend, device and the kernel's commit ('?' where not recorded)."""
+        env = self.environment
+        return {"kernel": self.kernel or env.get("Kernel module") or "?",
+                "backend": self.backend or env.get("Backend") or "?",
+                "device": env.get("Device") or "?", "kernel commit": env.get("Kernel commit") or "?"}
+
     def failing(self) -> list[TestRecord]:
         """Tests whose outcome is failed or error."""
         return [r for r in self.records if r.failed]

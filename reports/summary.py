@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from cases.family import ClassTable, Context, Family, Grid, Totals
 from reports.markup import esc
-from reports.text import run_verdict, why
+from reports.text import run_verdict, verdict_tally, why
 from verdict.record import FAILED_OUTCOMES, FAILING, NOT_RUN, CaseParams, TestRecord
 
 STYLE = """<style>
@@ -250,7 +250,7 @@ def headline(results: Sequence[TestRecord], *, kernel: str, backend: str, finish
     failing = [r for r in results if r.verdict in FAILING or r.failed]
     verdict = run_verdict(finished, ended, bool(failing))
     css = "incomplete" if finished is False else ("fail" if failing else "pass")
-    tally_text = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in Counter(r.verdict for r in results).most_common())
+    tally_text = verdict_tally(results)
     gap_items = "".join(f"<li>{esc(g)}</li>" for g in gaps)
     not_run = sum(1 for r in results if r.verdict == NOT_RUN)
     return (

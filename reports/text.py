@@ -1,6 +1,9 @@
 """Failure text for one-line listings; torch-free, so the gate tools (compare, the nightly) read JSON without torch."""
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
+
 from verdict.record import TestRecord
 
 
@@ -10,6 +13,12 @@ def run_verdict(finished: bool | None, ended: str, failing: bool) -> str:
     if finished is False:
         return f"INCOMPLETE ({ended})"
     return "FAIL" if failing else "PASS"
+
+
+def verdict_tally(records: Iterable[TestRecord]) -> str:
+    """How many tests got each verdict, most first ('1030 pass, 3 wrong counts'): the same line on every page."""
+    counts = Counter(r.verdict for r in records).most_common()
+    return ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts)
 
 
 def short_message(text: str, limit: int = 200) -> str:
