@@ -17,8 +17,9 @@ from cases import registry
 from cases.family import Context, Family
 from harness import activation, backends, children, guard, options, probe
 from harness.backends import Backend
-from harness.compare import assert_check, compare_counts, describe_input, failed_launch
-from harness.target import PATHS, KernelLoadError, KernelUnderTest, load, run_path
+from harness.compare import assert_check
+from harness.judge import PathNotRun, judge_counts, judge_path, suite_context
+from harness.target import PATHS, KernelLoadError, KernelUnderTest, load
 from harness.environment import interpreter_entry
 from harness.kernel_setup import SetupError, SetupSpec, parse_specs, run_setups
 from verdict.record import (
@@ -221,14 +222,9 @@ def _check_interpreter() -> None:
 
 def context(config: pytest.Config) -> Context:
     """What families may vary their cases by, for this run."""
-    backend = config.stash[BACKEND_KEY]
-    values = (
-        ("fp32_full", config.getoption("--nan-fp32-full")),
-        ("gen_cases", config.getoption("--nan-gen-cases")),
-        ("gen_seed", config.getoption("--nan-gen-seed")),
-        ("gen_case_ids", tuple(config.getoption("--nan-gen-case"))),
-    )
-    return Context(backend.name, backend.batch_rows, values)
+    return suite_context(config.stash[BACKEND_KEY], fp32_full=config.getoption("--nan-fp32-full"),
+                         gen_cases=config.getoption("--nan-gen-cases"), gen_seed=config.getoption("--nan-gen-seed"),
+                         gen_case_ids=tuple(config.getoption("--nan-gen-case")))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -346,14 +342,7 @@ def check_counts(request: pytest.FixtureRequest, backend: Backend) -> CheckCount
         synchronize: bool = True,
     ) -> Check:
         __tracebackhide__ = True
-        if synchronize:
-            backend.synchronize()
-        on = logits.device.type if isinstance(logits, torch.Tensor) else backend.torch_type
-        result = compare_counts(
-            got, expected, params=params, path=path, device_type=on, row_labels=row_labels,
-            side_effects=side_effects, card=backend.current_card(),
-            input_desc=describe_input(logits) if logits is not None else "",
-        )
+        result = judge_counts(backend, got, expected, params, path, row_labels, side_effects, logits, synchronize)
         record(request, result)
         assert_check(result)
         return result
@@ -367,8 +356,7 @@ def record(request: pytest.FixtureRequest, result: Check) -> None:
 
 
 @pytest.fixture
-def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Backend,
-           check_counts: CheckCounts) -> LaunchAndCheck:
+def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Backend) -> LaunchAndCheck:
     """Run one path on an in-domain input and check it: a raise is a refusal (or a device fault), both fail."""
 
     def _launch(
@@ -379,14 +367,14 @@ def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Bac
         row_labels: Sequence[str] | None = None,
     ) -> Check:
         __tracebackhide__ = True
-        if path == "direct" and target.kernel is None:
-            pytest.skip(target.kernel_skip_reason or "no _num_nans_kernel")
         try:
-            done = run_path(target, path, logits)
-            backend.synchronize()
-        except Exception as exc:  # noqa: BLE001 - any raise on in-domain input is the kernel's failure
-            record(request, failed_launch(exc, params, path, expected, logits, backend.current_card()))
-            raise
-        return check_counts(done.counts, expected, params, path, row_labels, done.side_effects, logits)
+            judged = judge_path(target, backend, path, logits, expected, params, row_labels)
+        except PathNotRun as exc:
+            pytest.skip(str(exc))
+        record(request, judged.check)
+        if judged.raised is not None:
+            raise judged.raised
+        assert_check(judged.check)
+        return judged.check
 
     return _launch

@@ -20,7 +20,13 @@ from typing import Any
 from verdict.record import CRASH, TIMEOUT, TestRecord
 
 KILLED, SURVIVED, NOT_VIABLE, TIMED_OUT, NOT_RUN = "killed", "survived", "not_viable", "timeout", "not_run"
-STATUSES: tuple[str, ...] = (SURVIVED, KILLED, TIMED_OUT, NOT_RUN, NOT_VIABLE)  # report order: survivors first
+NO_COVERAGE = "no_coverage"  # no test reaches the change on this backend: scored as a survivor
+EQUIVALENT = "equivalent"  # compiles to the original's code (proved): not scored
+DUPLICATE = "duplicate"  # compiles to another mutant's code: takes that mutant's status, counted once
+# report order: survivors first
+STATUSES: tuple[str, ...] = (SURVIVED, NO_COVERAGE, KILLED, TIMED_OUT, NOT_RUN, NOT_VIABLE, EQUIVALENT, DUPLICATE)
+SCORED: tuple[str, ...] = (KILLED, SURVIVED, NO_COVERAGE)
+UNJUDGED: tuple[str, ...] = (TIMED_OUT, NOT_RUN)  # any of these makes a run INCOMPLETE
 # a failure with one of these is the mutant not building, not the suite detecting it; the interpreter raises
 # InterpreterError where compiled Triton raises CompilationError (e.g. a bitcast between widths)
 BUILD_ERRORS: tuple[str, ...] = ("CompilationError", "InterpreterError", "SyntaxError", "NameError", "ImportError",
@@ -42,9 +48,13 @@ class StageResult:
     why: str = ""
 
 
-def _is_build_error(record: TestRecord) -> bool:
-    texts = [record.message, *(c.refusal for c in record.checks)]
+def is_build_error(*texts: str) -> bool:
+    """Whether a failure's texts name a build error (the mutant not building, not the suite detecting it)."""
     return any(marker in text for text in texts for marker in BUILD_ERRORS)
+
+
+def _is_build_error(record: TestRecord) -> bool:
+    return is_build_error(record.message, *(c.refusal for c in record.checks))
 
 
 def read_results(folder: Path, run_id: str) -> tuple[dict[str, Any] | None, str]:

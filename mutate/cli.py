@@ -1,43 +1,51 @@
 """`python -m mutate --kernel MODULE [--device D] [--budget-s N] [--out DIR]`: the suite's mutation score for a kernel.
 
-Mutants come from the module's own source (its @triton.jit functions and its Python wrapper); each is written as a
-module of its own under OUT/mutants/<id>/ and put under test with --kernel mut_<id> --kernel-path that folder
-(the original file is never touched). The original, as read at the start (OUT/original/mut_original.py, so later
-edits of the file change nothing), runs the whole suite first: tests it already fails are deselected for every
-mutant, and survivors are compared with it. Writes OUT/mutation.json and OUT/mutation.html.
-Exit status: 0 every judged mutant killed, 1 survivors, 2 nothing could be judged (no source, the original's run
-did not finish).
+Mutants come from the source of the module and of the same-package modules it imports (mutate.package); each is a
+copy of that code as a package of its own, `mut_<id>`, under OUT/mutants/<id>/ (the original files are never
+touched). The original's snapshot (OUT/original/mut_original) runs first: its coverage says which tests reach each
+change, and tests it fails are deselected for every mutant. Mutants are judged by warm workers (mutate.engine);
+results are cached in OUT/cache.json by (the code's hash, mutant id, suite revision, backend).
+Exit status: 0 every judged mutant killed; 1 survivors (or changes no test reaches); 2 usage error or nothing
+could be judged (no source, no mutants, the original does not load or fails its own run); 3 INCOMPLETE: some
+mutant was left unjudged (budget, time limit), whatever the others say.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import signal
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from mutate import classify, equivalence, generate, report, run
+from mutate import baseline, classify, equivalence, generate, report, run
+from mutate.cache import Cache, key_of, suite_revision, unit_hash, versions
+from mutate.engine import Engine, Job, Verdict
 from mutate.operators import BY_NAME, OPERATORS
-from mutate.run import Outcome, Runner, Settings, Target, run_env
-from mutate.source import SourceError, find_source
-from mutate.suite import ROOT, full_suite, selected_suite
+from mutate.package import Unit, find_unit, write_copy
+from mutate.run import Runner, Settings, Target, run_env
+from mutate.source import SourceError
+from mutate.suite import ROOT, other_tests
 
 DEVICES = ("cpu", "cuda", "npu")
 DEFAULT_OUT = "reports/mutation"
+EXIT_OK, EXIT_SURVIVORS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 
 def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     first = " ".join(__doc__.split("\n\n")[0].split()).replace("`", "")
     p = argparse.ArgumentParser(prog="python -m mutate", description=first,
                                 epilog="Arguments after -- go to every pytest run (e.g. -- -k 'not bigoffset').")
-    p.add_argument("--kernel", required=True, help="dotted module under test (its source file is mutated)")
+    p.add_argument("--kernel", required=True,
+                   help="dotted module or package under test: its source and the same-package modules it imports "
+                        "are mutated")
     p.add_argument("--kernel-path", action="append", default=[], type=Path, metavar="DIR",
                    help="folder to import --kernel from (as the suite's option); repeatable")
     p.add_argument("--device", choices=DEVICES, default="cpu", help="backend the suite runs on (default cpu)")
@@ -45,19 +53,21 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="wall-clock budget for the suite runs; mutants not run within it are reported as not run")
     p.add_argument("--out", type=Path, default=None, help=f"output folder (default {DEFAULT_OUT}/<kernel>)")
     p.add_argument("--jobs", type=int, default=None,
-                   help="mutants run at once (default: one per visible card on an accelerator, 1 on the CPU)")
-    p.add_argument("--per-mutant-s", type=float, default=900.0, help="limit of one stage run (status timeout)")
+                   help="warm workers (default: one per visible card on an accelerator, one per core on the CPU)")
+    p.add_argument("--per-mutant-s", type=float, default=900.0,
+                   help="limit of one pytest run of the other tests (status timeout)")
     p.add_argument("--select", default=None, metavar="MARKEXPR",
-                   help="run only this marker expression as the suite, one stage (e.g. a weakened nan_matrix)")
+                   help="judge with the family cases whose markers match this expression only, no other test "
+                        "(e.g. a deliberately weakened nan_matrix)")
+    p.add_argument("--nan-family", action="append", default=[], metavar="MODULE",
+                   help="extra case-family module, as the suite's option; repeatable")
+    p.add_argument("--no-cache", action="store_true", help="judge every mutant again (OUT/cache.json unread, unwritten)")
     p.add_argument("--operators", default=None, help="comma-separated operator names (default: all)")
     p.add_argument("--ids", default=None, help="comma-separated mutant ids to run (default: all)")
     p.add_argument("--sample", type=int, default=None, help="run a fixed random sample of N mutants (--seed)")
     p.add_argument("--seed", type=int, default=0, help="seed of --sample and of the equivalence trials (default 0)")
     p.add_argument("--trials", type=int, default=100, help="equivalence trials per survivor (0: none)")
     p.add_argument("--equiv-s", type=float, default=600.0, help="limit of one survivor's equivalence trials")
-    p.add_argument("--no-baseline", action="store_true",
-                   help="do not run the original first (its failing tests are then not deselected: only for a "
-                        "suite it is known to pass, e.g. in tests)")
     p.add_argument("--list", action="store_true", help="list the mutants (id, operator, location, change) and stop")
     argv = list(sys.argv[1:] if argv is None else argv)
     cut = argv.index("--") if "--" in argv else len(argv)
@@ -80,9 +90,8 @@ def card_count(device: str) -> tuple[int, str | None]:
     return int(count), var
 
 
-def choose(gen: generate.Generation, args: argparse.Namespace) -> list[generate.Mutant]:
+def choose(mutants: list[generate.Mutant], args: argparse.Namespace) -> list[generate.Mutant]:
     """The mutants this run judges: all, or --ids, or a seeded --sample (ids sorted, so the order is stable)."""
-    mutants = gen.mutants
     if args.ids:
         wanted = set(args.ids.split(","))
         mutants = [m for m in mutants if m.id in wanted]
@@ -92,13 +101,14 @@ def choose(gen: generate.Generation, args: argparse.Namespace) -> list[generate.
     return mutants
 
 
-def judge_survivor(mutant: generate.Mutant, folder: Path, snapshot: Path, args: argparse.Namespace) -> dict[str, Any]:
+def judge_survivor(mutant: generate.Mutant, module: str, folder: Path, traced: Path, original: tuple[str, Path],
+                   args: argparse.Namespace) -> dict[str, Any]:
     """The equivalence trials in a child (it imports and runs both modules); their JSON result or why none."""
     seed = equivalence.seed_for(args.seed, mutant.id)
-    argv = [sys.executable, "-m", "mutate.equivalence", "--original-file", str(snapshot),
-            "--mutant-file", str(folder / f"{mutant.module_name}.py"), "--changed",
-            ",".join(map(str, mutant.changed_lines)), "--trials", str(args.trials), "--seed", str(seed),
-            "--device", args.device, *[f"--kernel-path={p}" for p in args.kernel_path]]
+    argv = [sys.executable, "-m", "mutate.equivalence", "--original", original[0], "--mutant", module,
+            "--traced-file", str(traced), "--changed", ",".join(map(str, mutant.changed_lines)),
+            "--trials", str(args.trials), "--seed", str(seed), "--device", args.device,
+            f"--kernel-path={folder}", f"--kernel-path={original[1]}", *[f"--kernel-path={p}" for p in args.kernel_path]]
     print(f"mutate: {mutant.id}: equivalence trials, seed {seed}", flush=True)
     try:
         done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=args.equiv_s, check=False,
@@ -113,23 +123,14 @@ def judge_survivor(mutant: generate.Mutant, folder: Path, snapshot: Path, args: 
                 "seed": seed}
 
 
-def entry(mutant: generate.Mutant, outcome: Outcome | None) -> dict[str, Any]:
-    """One mutant's record for mutation.json."""
-    status = outcome.status if outcome else classify.StageResult(classify.NOT_RUN, why="not selected")
-    stage = ""
-    if outcome:
-        for name, result in zip(outcome.stage_names, outcome.stages):
-            stage = name
-            if result.outcome != classify.STAGE_PASSED:
-                break
-    killer = ({"nodeid": status.nodeid, "family": status.family, "verdict": status.verdict, "crash": status.crash}
-              if status.outcome == classify.KILLED else None)
+def entry(mutant: generate.Mutant, verdict: Verdict) -> dict[str, Any]:
+    """One mutant's record for mutation.json (and the cache)."""
     return {"id": mutant.id, "operator": mutant.operator, "reason": BY_NAME[mutant.operator].reason,
-            "function": mutant.function, "line": mutant.line, "col": mutant.col, "location": mutant.location,
-            "change": mutant.change, "diff": mutant.diff, "status": status.outcome, "why": status.why,
-            "killer": killer, "crash": status.crash, "stage": stage,
-            "seconds": round(outcome.seconds, 1) if outcome else 0.0,
-            "location_key": (mutant.line, mutant.col)}
+            "module": mutant.module, "function": mutant.function, "line": mutant.line, "col": mutant.col,
+            "location": mutant.location, "change": mutant.change, "diff": mutant.diff, "status": verdict.status,
+            "why": verdict.why, "killer": verdict.killer, "crash": verdict.crash, "stage": verdict.stage,
+            "cases_run": verdict.cases_run, "seconds": round(verdict.seconds, 2),
+            "location_key": (mutant.module, mutant.line, mutant.col)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -141,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("mutate: interrupted; ending the runs in flight", file=sys.stderr)
         run.stop_all()
-        return 2
+        return EXIT_USAGE
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
@@ -151,107 +152,187 @@ def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
 
+def _selector(expr: str | None) -> Callable[[list[str]], bool] | None:
+    """--select as a test of a case's markers: pytest's own marker expressions where it offers them (a guarded
+    private module), else a comma-separated list of marker names."""
+    if not expr:
+        return None
+    try:
+        from _pytest.mark.expression import Expression
+
+        compiled = Expression.compile(expr)
+        return lambda markers: bool(compiled.evaluate(lambda name, **_: name in markers))
+    except (ImportError, AttributeError, TypeError):
+        names = {n.strip() for n in expr.split(",")}
+        return lambda markers: bool(names & set(markers))
+
+
+def _generated(args: argparse.Namespace) -> tuple[Unit, list[generate.Generation]] | str:
+    """The unit's mutants, or why there are none (a usage error)."""
+    try:
+        unit = find_unit(args.kernel, args.kernel_path)
+    except SourceError as exc:
+        return str(exc)
+    ops = OPERATORS if not args.operators else tuple(BY_NAME[n] for n in args.operators.split(","))
+    gens = []
+    for module in unit.modules:
+        rel = str(module.path.relative_to(ROOT)) if module.path.is_relative_to(ROOT) else str(module.path)
+        gens.append(generate.generate(module.source, rel, module.name, is_package=module.is_package, operators=ops))
+    if not any(g.mutants for g in gens):
+        files = ", ".join(g.file for g in gens)
+        return (f"--kernel {args.kernel}: 0 mutants in {files} (no function bodies to change): name the module "
+                "that defines the kernel and its wrapper (e.g. kernel.num_nans, or the package that imports it)")
+    return unit, gens
+
+
 def _main(argv: Sequence[str] | None) -> int:
     args = parse(argv)
     started = time.monotonic()
     deadline = started + args.budget_s
-    try:
-        path = find_source(args.kernel, args.kernel_path)
-    except SourceError as exc:
-        print(f"mutate: {exc}", file=sys.stderr)
-        return 2
-    ops = OPERATORS if not args.operators else tuple(BY_NAME[n] for n in args.operators.split(","))
-    rel = str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
-    gen = generate.generate(path.read_text(encoding="utf-8"), rel, args.kernel,
-                            is_package=path.name == "__init__.py", operators=ops)
-    mutants = choose(gen, args)
+    found = _generated(args)
+    if isinstance(found, str):
+        print(f"mutate: {found}", file=sys.stderr)
+        return EXIT_USAGE
+    unit, gens = found
+    all_mutants = [m for g in gens for m in g.mutants]
+    mutants = choose(all_mutants, args)
+    not_compiling = [n for g in gens for n in g.not_compiling]
+    duplicates = sum(g.duplicates for g in gens)
+    files = ", ".join(g.file for g in gens if g.mutants)
     if args.list:
         for m in mutants:
-            print(f"{m.id}  {m.operator:<19} {m.location:<28} {m.change}")
-        print(f"{len(mutants)} mutants ({len(gen.mutants)} generated, {len(gen.not_compiling)} did not compile, "
-              f"{gen.duplicates} duplicates)")
-        return 0
+            print(f"{m.id}  {m.operator:<19} {m.module}:{m.location:<28} {m.change}")
+        print(f"{len(mutants)} mutants in {files} ({len(all_mutants)} generated, {len(not_compiling)} did not "
+              f"compile, {duplicates} duplicates)")
+        return EXIT_OK
+    if not mutants:
+        print(f"mutate: no mutant of {args.kernel} matches --ids/--sample", file=sys.stderr)
+        return EXIT_USAGE
     out = (args.out or Path(DEFAULT_OUT) / args.kernel)
     out = out if out.is_absolute() else Path.cwd() / out
     cards, var = card_count(args.device)
-    jobs = args.jobs or (max(1, cards) if args.device != "cpu" else 1)
-    stages = selected_suite(args.select) if args.select else full_suite()
-    print(f"mutate: {args.kernel} ({rel}): {len(gen.mutants)} mutants, {len(gen.not_compiling)} did not compile, "
-          f"{gen.duplicates} duplicates; running {len(mutants)} on {args.device} with {jobs} job(s), "
+    jobs = args.jobs or (max(1, cards) if args.device != "cpu" else max(1, os.cpu_count() or 1))
+    select = _selector(args.select)
+    print(f"mutate: {args.kernel} ({files}): {len(all_mutants)} mutants, {len(not_compiling)} did not compile, "
+          f"{duplicates} duplicates; judging {len(mutants)} on {args.device} with {jobs} warm worker(s), "
           f"budget {args.budget_s:.0f} s -> {out}", flush=True)
+    original_module, original_files = write_copy(unit, out / "original", generate.ORIGINAL)
+    traced = {name: str(path) for name, path in original_files.items()}
     settings = Settings(args.device, out, jobs=jobs, cards=cards, visibility_var=var, per_run_s=args.per_mutant_s,
                         extra=tuple(args.pytest_args))
-    snapshot = generate.write_original(gen, out / "original")  # what the mutants differ from, whatever edits follow
-    if args.no_baseline:
-        base = Outcome(Target(args.kernel, (), "original"), [classify.StageResult(classify.STAGE_PASSED, why="skipped")])
-    else:
-        base = Runner(settings, stages, deadline).run(Target(snapshot.stem, (snapshot.parent, *args.kernel_path),
-                                                             "original"), out / "original", first_failure=False)
-    base_ok = all(s.outcome in (classify.STAGE_PASSED, classify.KILLED) for s in base.stages)
+    cache = Cache(None if args.no_cache else out / "cache.json")
+    code_hash = unit_hash(m.source for m in unit.modules)
+    context = [code_hash, suite_revision(), args.device, versions(), args.select, list(args.pytest_args),
+               list(args.nan_family)]
+    base_key = key_of("baseline", *context)
     meta: dict[str, Any] = {
-        "kernel": args.kernel, "file": rel, "device": args.device, "budget_s": args.budget_s, "jobs": jobs,
-        "seed": args.seed, "trials": args.trials, "sample": args.sample,
-        "suite": [{"name": s.name, "args": list(s.args)} for s in stages],
-        "operators": [{"name": o.name, "reason": o.reason, "scope": o.scope} for o in ops],
-        "generated": len(gen.mutants), "not_compiling": gen.not_compiling, "duplicates": gen.duplicates,
-        "pytest_args": list(args.pytest_args),
-        "baseline": {"status": ("not run (--no-baseline)" if args.no_baseline else "finished") if base_ok
-                     else "not finished: " + "; ".join(s.why for s in base.stages),
-                     "failed": base.failed_ids, "seconds": round(base.seconds, 1)},
+        "kernel": args.kernel, "file": files, "modules": [m.name for m in unit.modules], "device": args.device,
+        "budget_s": args.budget_s, "jobs": jobs, "seed": args.seed, "trials": args.trials, "sample": args.sample,
+        "judge": "warm workers (family cases in-process), then pytest for the other tests that reach the change",
+        "suite": [{"name": "warm", "args": ["family cases reaching the change"]},
+                  {"name": "pytest", "args": other_tests() if not args.select else []}],
+        "operators": [{"name": o.name, "reason": o.reason, "scope": o.scope} for o in OPERATORS],
+        "generated": len(all_mutants), "not_compiling": not_compiling, "duplicates": duplicates,
+        "pytest_args": list(args.pytest_args), "cache": str(cache.path) if cache.path else None,
     }
-    print(f"mutate: original: {meta['baseline']['status']}, {len(base.failed_ids)} failing test(s) deselected, "
-          f"{base.seconds:.0f} s", flush=True)
-    if not base_ok:
-        doc = report.document([entry(m, None) for m in mutants], {**meta, "seconds": time.monotonic() - started})
+    base_doc = cache.baseline(base_key)
+    base_cached = base_doc is not None
+    try:
+        if base_doc is None:
+            t0 = time.monotonic()
+            warm = baseline.warm_cases(args.device, original_module, out / "original", list(traced.values()),
+                                       out / "original", select, tuple(args.nan_family))
+            tests = None if args.select else baseline.pytest_tests(settings, original_module, out / "original",
+                                                                   list(traced.values()), out / "original")
+            base_doc = {"warm": warm, "tests": tests, "seconds": round(time.monotonic() - t0, 1)}
+            cache.keep_baseline(base_key, base_doc)
+            cache.save()
+        base = baseline.combine(base_doc["warm"], base_doc["tests"])
+        meta["baseline"] = {"status": "finished", "failed": base.failed, "seconds": base_doc["seconds"],
+                            "cases": len(base.cases), "tests": len(base.rest), "from_cache": base_cached}
+    except baseline.BaselineError as exc:
+        meta["baseline"] = {"status": f"not finished: {exc}", "failed": [], "seconds": 0}
+        doc = report.document([], {**meta, "seconds": round(time.monotonic() - started, 1)})
         report.write_json(doc, out / "mutation.json")
         report.write_html(doc, out / "mutation.html")
-        print("mutate: the original's own run did not finish: nothing judged", file=sys.stderr)
-        return 2
-    settings = Settings(args.device, out, jobs=jobs, cards=cards, visibility_var=var, per_run_s=args.per_mutant_s,
-                        deselect=tuple(base.failed_ids), extra=tuple(args.pytest_args))
-    folders = {m.id: generate.write(m, out / "mutants" / m.id) for m in mutants}
-    targets = [(Target(m.module_name, (folders[m.id], *args.kernel_path), m.id), folders[m.id] / "runs")
-               for m in mutants]
+        print(f"mutate: the original could not be judged: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"mutate: original: {len(base.cases)} family cases, {len(base.rest)} other tests, {len(base.failed)} "
+          f"failing (deselected); {base_doc['seconds']:.0f} s{' (from the cache)' if base_cached else ''}", flush=True)
+    runner = Runner(Settings(args.device, out, jobs=jobs, cards=cards, visibility_var=var,
+                             per_run_s=args.per_mutant_s, deselect=tuple(base.failed), extra=tuple(args.pytest_args)),
+                    (), deadline, confirm=run.confirm_with(settings, Target(original_module, (out / "original",),
+                                                                            "original"), out / "original" / "confirm"))
+    keys = {m.id: key_of("mutant", m.id, *context) for m in mutants}
+    verdicts: dict[str, Verdict] = {}
+    entries: dict[str, dict[str, Any]] = {}
+    todo = []
+    for m in mutants:
+        kept = cache.mutant(keys[m.id])
+        if kept is not None:
+            entries[m.id] = {**kept, "location_key": tuple(kept["location_key"]), "cached": True}
+            continue
+        module, _ = write_copy(unit, out / "mutants" / m.id, m.module_name, {m.module: m.source})
+        todo.append(Job(m, module, out / "mutants" / m.id, (traced[m.module],)))
+    print(f"mutate: {len(entries)} from the cache, {len(todo)} to judge", flush=True)
+    engine = Engine(args.device, jobs, out, base, runner, (original_module, out / "original"), cards, var,
+                    tuple(args.nan_family), last_killers=cache.doc.get("killers"))
     n_done = [0]
 
-    def progress(o: Outcome) -> None:
+    def progress(job: Job, v: Verdict) -> None:
         n_done[0] += 1
-        s = o.status
-        print(f"mutate: [{n_done[0]}/{len(mutants)}] {o.target.label} {s.outcome}"
-              + (f" by {s.nodeid}" if s.outcome == classify.KILLED else f" ({s.why})") + f" {o.seconds:.0f} s",
-              flush=True)
+        by = f" by {v.killer['nodeid']}" if v.killer else f" ({v.why})"
+        print(f"mutate: [{n_done[0]}/{len(todo)}] {job.mutant.id} {v.status}{by} {v.seconds:.1f} s", flush=True)
 
-    confirm = run.confirm_with(settings, Target(snapshot.stem, (snapshot.parent, *args.kernel_path), "original"),
-                               out / "original" / "confirm")
-    runner = Runner(settings, stages, deadline, confirm=confirm)
-    outcomes = runner.run_many(targets, progress)
-    meta["flaky_original"] = sorted(runner.flaky)
-    entries = [entry(m, o) for m, o in zip(mutants, outcomes)]
-    survivors = [(m, e) for m, e in zip(mutants, entries) if e["status"] == classify.SURVIVED]
+    verdicts = engine.run_all(todo, deadline, progress)
+    for job in todo:
+        entries[job.mutant.id] = entry(job.mutant, verdicts[job.mutant.id])
+    meta["flaky_original"] = sorted(engine.flaky | runner.flaky)
+    by_id = {m.id: m for m in mutants}
+    survivors = [e for e in entries.values() if e["status"] == classify.SURVIVED and "judgement" not in e]
     if survivors and args.trials > 0:
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            judged = list(pool.map(lambda me: judge_survivor(me[0], folders[me[0].id], snapshot, args), survivors))
-        masked = (f"; {len(base.failed_ids)} test(s) the original fails were deselected: a difference only they "
-                  "could show is not judged here" if base.failed_ids else "")
-        for (m, e), eq in zip(survivors, judged):
+            judged = list(pool.map(lambda e: judge_survivor(
+                by_id[e["id"]], f"{by_id[e['id']].module_name}{unit.under_test('')}", out / "mutants" / e["id"],
+                Path(str(out / "mutants" / e["id"] / Path(traced[by_id[e["id"]].module]).relative_to(out / "original"))),
+                (original_module, out / "original"), args), survivors))
+        masked = (f"; {len(base.failed)} test(s) the original fails were deselected: a difference only they "
+                  "could show is not judged here" if base.failed else "")
+        for e, eq in zip(survivors, judged):
             e["equivalence"], e["judgement"] = eq, report.judgement(eq) + ("" if eq.get("differs") else masked)
-    for _, e in survivors:
-        e.setdefault("judgement", report.judgement(None))
-    doc = report.document(entries, {**meta, "seconds": round(time.monotonic() - started, 1)})
+    for e in entries.values():
+        if e["status"] == classify.SURVIVED:
+            e.setdefault("judgement", report.judgement(None))
+        if e["status"] not in classify.UNJUDGED and not e.get("cached"):
+            cache.keep(keys[e["id"]], {k: v for k, v in e.items() if k != "cached"})
+    cache.doc["killers"] = engine.killers
+    cache.save()
+    ordered = [entries[m.id] for m in mutants]
+    doc = report.document(ordered, {**meta, "seconds": round(time.monotonic() - started, 1),
+                                     "from_cache": len(mutants) - len(todo)})
     report.write_json(doc, out / "mutation.json")
     report.write_html(doc, out / "mutation.html")
     print(summary_line(doc), flush=True)
     for m in doc["mutants"]:
-        if m["status"] == classify.SURVIVED:
-            print(f"mutate: survivor {m['id']} {m['operator']} {m['location']} {m['change']}: {m['judgement']}")
-    return 1 if doc["counts"].get(classify.SURVIVED) else 0
+        if m["status"] in (classify.SURVIVED, classify.NO_COVERAGE):
+            print(f"mutate: {m['status'].replace('_', ' ')} {m['id']} {m['operator']} {m['module']}:{m['location']} "
+                  f"{m['change']}: {m.get('judgement') or m['why']}")
+    return exit_status(doc)
+
+
+def exit_status(doc: dict[str, Any]) -> int:
+    """3 when any mutant is unjudged, else 1 with survivors (no coverage included), else 0."""
+    c = doc["counts"]
+    if not doc["complete"]:
+        return EXIT_INCOMPLETE
+    return EXIT_SURVIVORS if c.get(classify.SURVIVED, 0) + c.get(classify.NO_COVERAGE, 0) else EXIT_OK
 
 
 def summary_line(doc: dict[str, Any]) -> str:
-    """One line for terminals and the nightly summary."""
+    """One line for terminals and the nightly summary: the headline, then every count."""
     c = doc["counts"]
-    value = "n/a" if doc["score"] is None else f"{doc['score']:.0%}"
-    return (f"mutation score {value} for {doc['kernel']} on {doc['device']}: {c.get('killed', 0)} killed "
+    return (f"mutation {report.headline(doc)} for {doc['kernel']} on {doc['device']}: {c.get('killed', 0)} killed "
             f"({doc.get('killed_by_crash', 0)} by a crash), {c.get('survived', 0)} survived, "
-            f"{c.get('timeout', 0)} timeout, {c.get('not_run', 0)} not run, {c.get('not_viable', 0)} not viable, "
-            f"{len(doc.get('not_compiling', []))} did not compile; {doc['seconds']:.0f} s")
+            f"{c.get('no_coverage', 0)} reached by no test, {c.get('timeout', 0)} timeout, {c.get('not_run', 0)} "
+            f"not run, {c.get('not_viable', 0)} not viable, {len(doc.get('not_compiling', []))} did not compile; "
+            f"{doc.get('from_cache', 0)} from the cache; {doc['seconds']:.0f} s")

@@ -211,7 +211,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("--original", help="dotted module of the original")
     which.add_argument("--original-file", type=Path, help="the original's snapshot file (python -m mutate writes one)")
-    parser.add_argument("--mutant-file", type=Path, required=True)
+    mutant_is = parser.add_mutually_exclusive_group(required=True)
+    mutant_is.add_argument("--mutant", help="dotted module of the mutant (found on --kernel-path)")
+    mutant_is.add_argument("--mutant-file", type=Path, help="the mutant's file, imported under its stem")
+    parser.add_argument("--traced-file", type=Path, default=None,
+                        help="the file whose --changed lines the tracer watches (default: --mutant-file)")
     parser.add_argument("--changed", default="", help="comma-separated changed lines of the mutant file")
     parser.add_argument("--kernel-path", action="append", default=[], type=Path)
     parser.add_argument("--trials", type=int, default=100)
@@ -224,10 +228,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.path.insert(0, str(folder))
     original = (importlib.import_module(args.original) if args.original
                 else load_file(args.original_file.stem, args.original_file.resolve()))
-    mutant = load_file(args.mutant_file.stem, args.mutant_file.resolve())
+    mutant = (importlib.import_module(args.mutant) if args.mutant
+              else load_file(args.mutant_file.stem, args.mutant_file.resolve()))
+    traced = (args.traced_file or args.mutant_file or Path(str(getattr(mutant, "__file__", "")))).resolve()
     changed = [int(n) for n in args.changed.split(",") if n]
     device = "cpu" if args.device == "cpu" else args.device
-    result = compare(original, mutant, args.mutant_file.resolve(), changed, args.trials, args.seed, device)
+    result = compare(original, mutant, traced, changed, args.trials, args.seed, device)
     print(json.dumps(result))
     return 0
 

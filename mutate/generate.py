@@ -31,6 +31,8 @@ class Mutant:
     source: str = field(repr=False)
     diff: str = field(repr=False)
     changed_lines: tuple[int, ...] = ()  # lines of the mutant's own file that differ from the original's unparse
+    original_lines: tuple[int, ...] = ()  # lines of the original's unparse it changes (where coverage is recorded)
+    module: str = ""  # the dotted module it changes
 
     @property
     def location(self) -> str:
@@ -128,13 +130,15 @@ def mutant_id(file: str, operator: str, line: int, col: int, end: tuple[int, int
     return hashlib.sha1(key.encode()).hexdigest()[:10]
 
 
-def _changed_lines(original: str, mutated: str) -> tuple[int, ...]:
-    """1-based lines of `mutated` that differ from `original` (for a pure deletion, the line after it)."""
+def _changed_lines(original: str, mutated: str, side: str = "b") -> tuple[int, ...]:
+    """1-based lines of `mutated` (side b) or of `original` (side a) that differ (for a pure insertion or
+    deletion, the line after it on the side that has none)."""
     lines: set[int] = set()
     matcher = difflib.SequenceMatcher(a=original.splitlines(), b=mutated.splitlines(), autojunk=False)
-    for tag, _, _, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "equal":
-            lines.update(range(j1 + 1, max(j2, j1 + 1) + 1))
+            lo, hi = (j1, j2) if side == "b" else (i1, i2)
+            lines.update(range(lo + 1, max(hi, lo + 1) + 1))
     return tuple(sorted(lines))
 
 
@@ -167,7 +171,8 @@ def generate(source: str, file: str, module: str, *, is_package: bool = False,
                 diff = "".join(difflib.unified_diff(original.splitlines(True), mutated.splitlines(True),
                                                     f"a/{file}", f"b/{file} ({mid})", n=2))
                 gen.mutants.append(Mutant(mid, op.name, site.function, line, col, change, mutated, diff,
-                                          _changed_lines(original, mutated)))
+                                          _changed_lines(original, mutated),
+                                          _changed_lines(original, mutated, side="a"), module))
     return gen
 
 

@@ -1,8 +1,10 @@
 """The mutation run's results: mutation.json (score, counts, every mutant) and mutation.html, score first.
 
-Score = killed / (killed + survived): mutants that do not build (not viable), did not finish (timeout) or never ran
-within the budget (not run) are counted and listed, never scored. Survivors come first: they are the suite's blind
-spots for this kernel, each with its diff, operator and equivalence judgement.
+Score = killed / (killed + survived + no coverage), always printed with what it covers ("of N judged (of M: ...)").
+Mutants that do not build (not viable), compile to the original's code (equivalent, proved) or to another
+mutant's (duplicate) are counted and listed, never scored; any mutant left unjudged (timeout, not run) makes the
+run INCOMPLETE, in the JSON (`complete`), the page and the terminal. Survivors come first: they are the suite's
+blind spots for this kernel, each with its diff, operator and equivalence judgement.
 """
 from __future__ import annotations
 
@@ -12,16 +14,31 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from mutate.classify import KILLED, NOT_RUN, NOT_VIABLE, STATUSES, SURVIVED, TIMED_OUT
+from mutate.classify import (
+    DUPLICATE, EQUIVALENT, KILLED, NO_COVERAGE, NOT_RUN, NOT_VIABLE, SCORED, STATUSES, SURVIVED, TIMED_OUT, UNJUDGED,
+)
 from mutate.operators import OPERATORS
 
 SCHEMA = "mutate-results/1"
 
 
 def score(counts: dict[str, int]) -> float | None:
-    """killed / (killed + survived); None when nothing was judged."""
-    judged = counts.get(KILLED, 0) + counts.get(SURVIVED, 0)
+    """killed / (killed + survived + no coverage); None when nothing was judged."""
+    judged = sum(counts.get(s, 0) for s in SCORED)
     return counts.get(KILLED, 0) / judged if judged else None
+
+
+def headline(doc: dict[str, Any]) -> str:
+    """The score with what it covers, e.g. "score 96% of 280 judged (of 306: 13 not viable, 13 equivalent
+    (proved), 0 not run)", and INCOMPLETE first when any mutant was left unjudged."""
+    c, value = doc["counts"], doc["score"]
+    judged = sum(c.get(s, 0) for s in SCORED)
+    parts = [f"{c.get(NOT_VIABLE, 0)} not viable", f"{c.get(EQUIVALENT, 0)} equivalent (proved)",
+             f"{c.get(DUPLICATE, 0)} duplicate", f"{c.get(NOT_RUN, 0) + c.get(TIMED_OUT, 0)} not judged"]
+    of = f"of {judged} judged (of {len(doc['mutants'])}: {', '.join(parts)})"
+    text = f"score n/a: nothing judged {of[len(f'of {judged} judged '):]}" if value is None \
+        else f"score {value:.0%} {of}"
+    return ("INCOMPLETE: " if not doc["complete"] else "") + text
 
 
 def judgement(equivalence: dict[str, Any] | None) -> str:
@@ -57,7 +74,9 @@ def document(entries: Sequence[dict[str, Any]], meta: dict[str, Any]) -> dict[st
         counts[e["status"]] = counts.get(e["status"], 0) + 1
     ordered = sorted(entries, key=lambda e: (STATUSES.index(e["status"]), e["location_key"], e["id"]))
     value = score(counts)
+    complete = not any(counts.get(s, 0) for s in UNJUDGED)
     return {"schema": SCHEMA, **meta, "score": None if value is None else round(value, 4), "counts": counts,
+            "complete": complete,
             "killed_by_crash": sum(1 for e in entries if e["status"] == KILLED and e.get("crash")),
             "mutants": [{k: v for k, v in e.items() if k != "location_key"} for e in ordered]}
 
@@ -76,24 +95,27 @@ th,td{border:1px solid #888;padding:2px 6px;font-size:12px;text-align:left;verti
 .headline{font-size:18px;font-weight:bold}
 .good{color:#0a6b0a}.bad{color:#b00000}.warn{color:#8a5a00}
 td.survived{background:#e65c5c;color:#fff;font-weight:bold}td.killed{background:#9be39b}
-td.timeout,td.not_run{background:#f0b400}td.not_viable{background:#cfcfcf}
+td.timeout,td.not_run{background:#f0b400}td.not_viable,td.equivalent,td.duplicate{background:#cfcfcf}
+td.no_coverage{background:#e6a05c;font-weight:bold}
 pre{margin:2px 0;font-size:11px;background:#f6f6f6;padding:4px}
 </style>"""
 
 
 def _banner(doc: dict[str, Any]) -> str:
     c, value = doc["counts"], doc["score"]
-    judged = c.get(KILLED, 0) + c.get(SURVIVED, 0)
+    judged = sum(c.get(s, 0) for s in SCORED)
     if value is None:
         verdict, css = "NO SCORE (nothing judged)", "warn"
     else:
-        verdict, css = f"MUTATION SCORE {value:.0%}", "good" if c.get(SURVIVED, 0) == 0 else "bad"
-    unfinished = c.get(TIMED_OUT, 0) + c.get(NOT_RUN, 0)
+        verdict, css = f"MUTATION SCORE {value:.0%}", "good" if c.get(SURVIVED, 0) + c.get(NO_COVERAGE, 0) == 0 \
+            else "bad"
+    unfinished = sum(c.get(s, 0) for s in UNJUDGED)
     note = (f' <span class="warn">INCOMPLETE: {unfinished} mutant(s) not judged (timeout or budget)</span>'
             if unfinished else "")
     tally = ", ".join(f"{c.get(s, 0)} {s.replace('_', ' ')}" for s in STATUSES)
     return (f'<p class="headline" id="mut-verdict"><span class="{css}">{escape(verdict)}</span>: kernel '
             f"<code>{escape(doc['kernel'])}</code> on {escape(doc['device'])}{note}</p>"
+            f'<p id="mut-headline">{escape(headline(doc))}</p>'
             f'<p id="mut-tally">{len(doc["mutants"])} mutants: {escape(tally)} '
             f"({c.get(KILLED, 0)} killed of {judged} judged; {doc['killed_by_crash']} killed by a crash); "
             f"{len(doc.get('not_compiling', []))} did not compile, {doc.get('duplicates', 0)} duplicates dropped; "
@@ -114,8 +136,8 @@ def _row(m: dict[str, Any], diff: bool) -> str:
 def html(doc: dict[str, Any]) -> str:
     """The page: banner, survivors with diffs and judgements, then everything else, then the operator table."""
     head = "<tr><th>id</th><th>status</th><th>operator</th><th>where</th><th>change</th><th>judgement / killed by / why</th><th>s</th></tr>"
-    survivors = [m for m in doc["mutants"] if m["status"] == SURVIVED]
-    rest = [m for m in doc["mutants"] if m["status"] != SURVIVED]
+    survivors = [m for m in doc["mutants"] if m["status"] in (SURVIVED, NO_COVERAGE)]
+    rest = [m for m in doc["mutants"] if m["status"] not in (SURVIVED, NO_COVERAGE)]
     per_op: dict[str, dict[str, int]] = {}
     for m in doc["mutants"]:
         per_op.setdefault(m["operator"], {}).setdefault(m["status"], 0)
@@ -150,4 +172,5 @@ def write_html(doc: dict[str, Any], path: Path) -> None:
     path.write_text(html(doc), encoding="utf-8")
 
 
-__all__ = ["KILLED", "NOT_RUN", "NOT_VIABLE", "SURVIVED", "TIMED_OUT", "document", "html", "judgement", "score"]
+__all__ = ["KILLED", "NOT_RUN", "NOT_VIABLE", "SURVIVED", "TIMED_OUT", "document", "headline", "html", "judgement",
+           "score"]

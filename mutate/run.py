@@ -66,6 +66,7 @@ class Settings:
     per_run_s: float = 900.0
     deselect: tuple[str, ...] = ()
     extra: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()  # variables every run also gets (e.g. where coverage is written)
 
 
 def run_env(device: str, card: int | None, visibility_var: str | None) -> dict[str, str]:
@@ -155,12 +156,12 @@ class Runner:
         argv = pytest_argv(stage, kernel=target.kernel, kernel_paths=target.paths, device=s.device, folder=sub,
                            first_failure=first_failure, run_id=run_id, deselect=deselect, extra=s.extra)
         limit = min(s.per_run_s, self.left())
-        code, stopped = self.stage_runner(argv, sub, run_env(s.device, card, s.visibility_var), limit)
+        env = {**run_env(s.device, card, s.visibility_var), **dict(s.env)}
+        code, stopped = self.stage_runner(argv, sub, env, limit)
         if code == INTERNAL_ERROR and not (classify.read_results(sub, run_id)[0] or {}).get("cases"):
             # pytest failed before it ran anything (e.g. a plugin tripping over a package being installed next
             # to us): once more, then it stays not run
-            code, stopped = self.stage_runner(argv, sub, run_env(s.device, card, s.visibility_var),
-                                              min(s.per_run_s, self.left()))
+            code, stopped = self.stage_runner(argv, sub, env, min(s.per_run_s, self.left()))
         budget_stop = stopped and limit < s.per_run_s
         result = classify.classify_stage(sub, run_id, code, timed_out=stopped and not budget_stop,
                                          first_failure=first_failure)
@@ -177,7 +178,8 @@ class Runner:
                     self.flaky.add(nodeid)
             return self.confirmed[nodeid]
 
-    def run(self, target: Target, folder: Path, *, first_failure: bool = True) -> Outcome:
+    def run(self, target: Target, folder: Path, *, first_failure: bool = True,
+            stages: Sequence[Stage] | None = None) -> Outcome:
         """Every stage in order until one does not pass (with first_failure, each stops at its first failure).
         A kill by a crash, fault or timeout-like verdict is confirmed: the original must pass that test again;
         if it does not, the test is flaky for the original, it is deselected from then on and the stage reruns."""
@@ -187,7 +189,7 @@ class Runner:
         outcome = Outcome(target, card=card)
         start = time.monotonic()
         try:
-            for stage in self.stages:
+            for stage in (self.stages if stages is None else stages):
                 if self.left() <= 5:
                     outcome.stages.append(StageResult(classify.NOT_RUN, why="the budget ran out before this stage"))
                     outcome.stage_names.append(stage.name)

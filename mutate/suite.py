@@ -13,7 +13,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = "tests/precision"
-FAST_MARKERS = "nan_matrix or nan_special or nan_ieee or nan_layout"
+FAST_FAMILY_MARKERS = ("nan_matrix", "nan_special", "nan_ieee", "nan_layout")  # families that kill most mutants
+FAST_MARKERS = " or ".join(FAST_FAMILY_MARKERS)
+FAMILY_FILE = "test_families.py"  # the one test every family case runs in (mutation workers run those in-process)
 # files of the rest, cheapest and most wrapper-judging first; any other file of the suite follows in name order
 REST_ORDER = ("test_wrapper_contract.py", "test_aliasing.py", "test_aggregate.py", "test_families.py",
               "test_generated_property.py", "test_sweeps.py", "test_execution_semantics.py")
@@ -33,6 +35,12 @@ def suite_files(root: Path = ROOT) -> list[str]:
     files = sorted(p.name for p in (root / SUITE).glob("test_*.py"))
     ordered = [f for f in REST_ORDER if f in files] + [f for f in files if f not in REST_ORDER]
     return [f"{SUITE}/{f}" for f in ordered]
+
+
+def other_tests(root: Path = ROOT) -> list[str]:
+    """The suite's files other than the family test, in REST_ORDER: what pytest runs for a mutant the warm
+    workers leave alive."""
+    return [f for f in suite_files(root) if not f.endswith("/" + FAMILY_FILE)]
 
 
 def full_suite(root: Path = ROOT) -> tuple[Stage, ...]:

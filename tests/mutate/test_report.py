@@ -18,17 +18,24 @@ META = {"kernel": "k", "file": "k.py", "device": "cpu", "seconds": 3.0, "budget_
         "duplicates": 2}
 
 
-def test_score_counts_only_killed_and_survived() -> None:
+def test_score_counts_killed_survived_and_unreached_only() -> None:
     entries = [_entry("a", "killed", killer={"nodeid": "t::x", "family": "matrix", "verdict": "wrong_counts"}),
                _entry("b", "killed", crash=True, killer={"nodeid": "t::y", "family": "bigoffset", "verdict": "crash",
                                                          "crash": True}),
-               _entry("c", "survived", 5), _entry("d", "not_viable"), _entry("e", "not_run"), _entry("f", "timeout")]
+               _entry("c", "survived", 5), _entry("d", "not_viable"), _entry("e", "not_run"), _entry("f", "timeout"),
+               _entry("g", "no_coverage", 6), _entry("h", "equivalent"), _entry("i", "duplicate")]
     doc = report.document(entries, META)
-    assert doc["score"] == round(2 / 3, 4) and doc["killed_by_crash"] == 1
-    assert doc["counts"] == {"survived": 1, "killed": 2, "timeout": 1, "not_run": 1, "not_viable": 1}
+    assert doc["score"] == round(2 / 4, 4) and doc["killed_by_crash"] == 1
+    assert doc["counts"] == {"survived": 1, "no_coverage": 1, "killed": 2, "timeout": 1, "not_run": 1,
+                             "not_viable": 1, "equivalent": 1, "duplicate": 1}
+    assert doc["complete"] is False
+    assert report.headline(doc) == ("INCOMPLETE: score 50% of 4 judged (of 9: 1 not viable, 1 equivalent (proved), "
+                                    "1 duplicate, 2 not judged)")
     assert doc["mutants"][0]["id"] == "c", "survivors come first"
     assert all("location_key" not in m for m in doc["mutants"])
     assert report.score({"not_run": 3}) is None
+    whole = report.document(entries[:4], META)
+    assert whole["complete"] is True and report.headline(whole).startswith("score 67% of 3 judged (of 4:")
 
 
 def test_html_opens_with_the_score_and_lists_survivors_with_diffs() -> None:

@@ -1,0 +1,93 @@
+"""The original's own run, before any mutant: per-test coverage and times, and the tests it already fails.
+
+Family cases run in a warm worker (every case, traced); the suite's other tests run as one pytest (traced by
+mutate.coverage_plugin). A test the original fails is deselected for every mutant and listed in the report.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mutate import classify, coverage_plugin
+from mutate.engine import Baseline
+from mutate.pool import WorkerProcess
+from mutate.run import Runner, Settings, Target, run_env
+from mutate.suite import Stage, other_tests
+
+
+class BaselineError(RuntimeError):
+    """The original cannot be judged: nothing about its mutants could be."""
+
+
+def warm_cases(device: str, module: str, folder: Path, files: list[str], out: Path,
+               select: Callable[[list[str]], bool] | None = None, families: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every family case on the original, traced, in a worker of its own; a case that ends or hangs the worker is
+    one the original fails (deselected), and a fresh worker goes on after it."""
+    env = run_env(device, 0 if device != "cpu" else None, None)
+    result: dict[str, Any] = {"cases": [], "fast": [], "times": {}, "coverage": {}, "failed": [], "skipped": []}
+    todo: list[str] | None = None
+    while todo is None or todo:
+        worker = WorkerProcess(device, env, out / "warm.log", families)
+        try:
+            problem = worker.started()
+            if problem:
+                raise BaselineError(problem)
+            if todo is None:
+                todo = [c for c in worker.cases if select is None or select(worker.markers.get(c, []))]
+                result["cases"] = list(todo)
+                result["fast"] = [c for c in worker.fast if c in todo]
+            answer = worker.ask({"op": "judge", "module": module, "paths": [str(folder)], "cases": todo,
+                                 "trace": files, "all": True}, {}, 3600.0)
+        finally:
+            worker.close()
+        for case, ran in answer.ran.items():
+            result["times"][case] = ran["seconds"]
+            result["coverage"][case] = ran["coverage"]
+        if answer.ended:
+            if not answer.case:
+                raise BaselineError(f"the original's worker {answer.ended}: {answer.detail}")
+            print(f"mutate: the original's worker {answer.ended} in {answer.case}: deselected", flush=True)
+            result["failed"].append(answer.case)
+            todo = todo[todo.index(answer.case) + 1:]
+            continue
+        reply = answer.reply
+        if reply.get("status") not in ("passed", "failed"):
+            raise BaselineError(f"the original does not load: {reply.get('message', '')[:500]}")
+        result["failed"] += [f["nodeid"] for f in reply["failed"]]
+        result["skipped"] += reply["skipped"]
+        todo = []
+    return result
+
+
+def pytest_tests(settings: Settings, module: str, folder: Path, files: list[str], out: Path) -> dict[str, Any]:
+    """The suite's other tests on the original, traced; every test's node id in run order."""
+    cov = out / "coverage"
+    cov.mkdir(parents=True, exist_ok=True)
+    for old in cov.glob("*.jsonl"):
+        old.unlink()
+    traced = Settings(settings.device, settings.out, jobs=1, cards=settings.cards,
+                      visibility_var=settings.visibility_var, per_run_s=settings.per_run_s, extra=(
+                          *settings.extra, "-p", coverage_plugin.__name__),
+                      env=((coverage_plugin.FILES_VAR, os.pathsep.join(files)), (coverage_plugin.OUT_VAR, str(cov))))
+    runner = Runner(traced, (), deadline=float("inf"))
+    outcome = runner.run(Target(module, (folder,), "original"), out / "pytest", first_failure=False,
+                         stages=(Stage("rest", tuple(other_tests())),))
+    status = outcome.stages[0] if outcome.stages else classify.StageResult(classify.NOT_RUN, why="no run")
+    if status.outcome not in (classify.STAGE_PASSED, classify.KILLED):
+        raise BaselineError(f"the original's pytest run did not finish: {status.why}")
+    lines = coverage_plugin.read(cov)
+    return {"tests": list(lines), "coverage": lines, "failed": outcome.failed_ids, "seconds": outcome.seconds}
+
+
+def combine(warm: dict[str, Any], tests: dict[str, Any] | None) -> Baseline:
+    """One Baseline from the two runs."""
+    coverage = dict(warm["coverage"])
+    failed = list(warm["failed"])
+    rest: list[str] = []
+    if tests is not None:
+        coverage.update(tests["coverage"])
+        failed += tests["failed"]
+        rest = list(tests["tests"])
+    return Baseline(warm["cases"], set(warm["fast"]), warm["times"], coverage, rest, failed)

@@ -1,0 +1,247 @@
+"""Judging mutants: the warm workers first (family cases in-process), pytest for the tests no worker runs.
+
+Per mutant: the family cases that reach its change on the original (per-test coverage), killers of its place and
+operator first, then the fast families, run in a warm worker until the first failing check; if none fails, the
+other tests of the suite that reach the change (contract, aliasing, property, sweeps...) run as one pytest with
+those node ids. No test reaches the change: `no_coverage`. A worker that dies or hangs in a case is a kill by a
+crash (or a hang) once the original passes that case again in a fresh worker; otherwise the case is deselected
+as flaky and the mutant judged again without it.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mutate import classify
+from mutate.coverage import reaches
+from mutate.generate import Mutant
+from mutate.pool import DIED, HUNG, Answer, WorkerProcess
+from mutate.run import Runner, Target, run_env
+from mutate.suite import Stage
+
+NO_COVERAGE = "no_coverage"
+CASE_FLOOR_S = {"cpu": 10.0}  # a case's limit: 10x the original's time on it, plus this (compiles on accelerators)
+ACCELERATOR_FLOOR_S = 60.0
+
+
+@dataclass
+class Verdict:
+    """One mutant's status and what decided it."""
+
+    status: str
+    why: str = ""
+    killer: dict[str, Any] | None = None
+    stage: str = ""
+    seconds: float = 0.0
+    cases_run: int = 0
+    crash: bool = False
+
+
+@dataclass
+class Baseline:
+    """What the original showed: per-test coverage and times, tests it fails (deselected), the case table."""
+
+    cases: list[str]  # warm case node ids, in table order
+    fast: set[str]  # node ids of the fast families
+    times: dict[str, float]
+    coverage: dict[str, dict[str, list[int]]]  # node id -> file -> lines (warm cases and pytest tests)
+    rest: list[str]  # pytest node ids outside the warm cases, in run order
+    failed: list[str] = field(default_factory=list)
+
+    def reaching(self, files: Sequence[str], lines: Sequence[int]) -> tuple[list[str], list[str]]:
+        """(warm cases, pytest tests) whose coverage holds any changed line of the mutant's file."""
+        hit = [n for n in self.coverage if any(reaches(self.coverage[n], f, lines) for f in files)]
+        hits = set(hit) - set(self.failed)
+        return [c for c in self.cases if c in hits], [t for t in self.rest if t in hits]
+
+
+@dataclass
+class Job:
+    """One mutant and where its copy is."""
+
+    mutant: Mutant
+    module: str  # the --kernel name of its copy
+    folder: Path  # put on sys.path
+    files: tuple[str, ...]  # the original snapshot's file(s) the change is in, as coverage names them
+
+
+class Engine:
+    """Slots of warm workers judging mutants in parallel within a deadline; killers remembered for ordering."""
+
+    def __init__(self, device: str, jobs: int, out: Path, baseline: Baseline, runner: Runner,
+                 original: tuple[str, Path], cards: int = 0, visibility_var: str | None = None,
+                 families: tuple[str, ...] = (), last_killers: dict[str, str] | None = None) -> None:
+        self.device, self.jobs, self.out, self.base, self.runner = device, max(1, jobs), out, baseline, runner
+        self.original = original
+        self.cards, self.visibility_var, self.families = cards, visibility_var, families
+        self.killers: dict[str, str] = dict(last_killers or {})  # "operator@location" -> node id
+        self.confirmed: dict[str, bool] = {}
+        self.flaky: set[str] = set()
+        self.lock = threading.Lock()
+        self.floor = CASE_FLOOR_S.get(device, ACCELERATOR_FLOOR_S)
+
+    # -- ordering -------------------------------------------------------------------------------------------
+    def ordered(self, job: Job, cases: list[str]) -> list[str]:
+        """Killers of this place and operator first, then the fast families, then the rest (each in table order)."""
+        first = self.killers.get(f"{job.mutant.operator}@{job.mutant.module}:{job.mutant.location}")
+        head = [first] if first in cases else []
+        fast = [c for c in cases if c in self.base.fast and c not in head]
+        return head + fast + [c for c in cases if c not in self.base.fast and c not in head]
+
+    def limits(self, cases: Sequence[str]) -> dict[str, float]:
+        return {c: 10 * self.base.times.get(c, 1.0) + self.floor for c in cases}
+
+    # -- one slot -------------------------------------------------------------------------------------------
+    def _worker(self, slot: int) -> WorkerProcess:
+        card = slot % self.cards if self.cards else None
+        log = self.out / "workers" / f"slot{slot}.log"
+        return WorkerProcess(self.device, run_env(self.device, card, self.visibility_var), log, self.families)
+
+    def _original_passes(self, case: str, slot: int) -> bool:
+        """The original passes `case` twice in a fresh worker (asked once per case): a death or hang is the
+        mutant's, not a flaky case's."""
+        with self.lock:
+            if case in self.confirmed:
+                return self.confirmed[case]
+        ok = True
+        for _ in range(2):
+            worker = self._worker(slot)
+            if worker.started():
+                ok = False
+                break
+            answer = worker.ask({"op": "judge", "module": self.original[0], "paths": [str(self.original[1])],
+                                 "cases": [case]}, self.limits([case]), 600.0)
+            worker.close()
+            if answer.ended or answer.reply.get("status") != "passed":
+                ok = False
+                break
+        with self.lock:
+            self.confirmed[case] = ok
+            if not ok:
+                self.flaky.add(case)
+        return ok
+
+    def judge(self, job: Job, slot: int, worker: WorkerProcess | None, deadline: float,
+              ) -> tuple[Verdict, WorkerProcess | None]:
+        """One mutant through the warm stage and, if it lives, the pytest tests that reach it."""
+        start = time.monotonic()
+        cases, rest = self.base.reaching(job.files, job.mutant.original_lines)
+        if not cases and not rest:
+            return Verdict(NO_COVERAGE, why="no test reaches the changed line(s) on this backend"), worker
+        while True:
+            run = [c for c in self.ordered(job, cases) if c not in self.flaky]
+            if not run:
+                break
+            if worker is None:
+                worker = self._worker(slot)
+                problem = worker.started()
+                if problem:
+                    return Verdict(classify.NOT_RUN, why=problem), None
+            left = deadline - time.monotonic()
+            if left <= 5:
+                return Verdict(classify.NOT_RUN, why="the budget ran out before it was judged"), worker
+            answer = worker.ask({"op": "judge", "module": job.module, "paths": [str(job.folder)], "cases": run},
+                                self.limits(run), left)
+            if answer.ended:
+                worker = None
+                if not answer.case:
+                    return Verdict(classify.NOT_RUN, why=f"worker {answer.ended}: {answer.detail}"), None
+                if answer.ended == HUNG and time.monotonic() >= deadline - 1:
+                    return Verdict(classify.NOT_RUN, why="the budget ran out during its run"), None
+                if self._original_passes(answer.case, slot):
+                    how = "crash" if answer.ended == DIED else "hang"
+                    return Verdict(classify.KILLED, why=f"the worker {answer.ended} in this case: {answer.detail}",
+                                   killer={"nodeid": answer.case, "family": "", "verdict": how, "crash": True},
+                                   stage="warm", seconds=time.monotonic() - start, crash=True), None
+                continue  # the case is flaky for the original too: judged again without it
+            verdict = self._from_reply(answer)
+            verdict.seconds = time.monotonic() - start
+            if verdict.status != classify.STAGE_PASSED:
+                self._remember(job, verdict)
+                return verdict, worker
+            break
+        rest = [t for t in rest if t not in self.runner.flaky]
+        if not rest:
+            return Verdict(classify.SURVIVED, why=f"{len(cases)} case(s) reach it and pass",
+                           seconds=time.monotonic() - start), worker
+        outcome = self.runner.run(Target(job.module, (job.folder,), job.mutant.id), self.out / "mutants" /
+                                  job.mutant.id / "runs", stages=(Stage("rest", tuple(rest)),))
+        status = outcome.status
+        killer = ({"nodeid": status.nodeid, "family": status.family, "verdict": status.verdict,
+                   "crash": status.crash} if status.outcome == classify.KILLED else None)
+        verdict = Verdict(status.outcome, status.why, killer, "pytest", time.monotonic() - start, len(cases),
+                          status.crash)
+        if status.outcome == classify.STAGE_PASSED:
+            verdict.status = classify.SURVIVED
+        self._remember(job, verdict)
+        return verdict, worker
+
+    def _from_reply(self, answer: Answer) -> Verdict:
+        reply = answer.reply
+        status = reply.get("status")
+        if status == "load_error":
+            return Verdict(classify.NOT_VIABLE, why=f"does not import: {reply.get('message', '')[:300]}",
+                           stage="warm")
+        if status == "error":
+            return Verdict(classify.NOT_RUN, why=f"the worker failed: {reply.get('message', '')[-300:]}")
+        if status == "passed":
+            return Verdict(classify.STAGE_PASSED, cases_run=reply.get("ran", 0))
+        first = reply["failed"][0]
+        text = first.get("message", "")
+        if classify.is_build_error(text, first.get("refusal") or ""):
+            return Verdict(classify.NOT_VIABLE, why=f"build error: {(first.get('refusal') or text)[:300]}",
+                           stage="warm", cases_run=reply.get("ran", 0))
+        return Verdict(classify.KILLED, why=text.splitlines()[0][:300] if text else first["verdict"],
+                       killer={"nodeid": first["nodeid"], "family": first.get("family", ""),
+                               "verdict": first["verdict"], "crash": False},
+                       stage="warm", cases_run=reply.get("ran", 0))
+
+    def _remember(self, job: Job, verdict: Verdict) -> None:
+        if verdict.status == classify.KILLED and verdict.killer:
+            with self.lock:
+                self.killers[f"{job.mutant.operator}@{job.mutant.module}:{job.mutant.location}"] = \
+                    verdict.killer["nodeid"]
+
+    # -- all of them ----------------------------------------------------------------------------------------
+    def run_all(self, jobs: Sequence[Job], deadline: float,
+                done: Callable[[Job, Verdict], None] | None = None) -> dict[str, Verdict]:
+        """Every job, `self.jobs` slots at a time, each slot keeping its warm worker between mutants."""
+        todo: queue.Queue[Job] = queue.Queue()
+        for job in jobs:
+            todo.put(job)
+        results: dict[str, Verdict] = {}
+
+        def slot_loop(slot: int) -> None:
+            worker: WorkerProcess | None = None
+            try:
+                while True:
+                    try:
+                        job = todo.get_nowait()
+                    except queue.Empty:
+                        return
+                    if time.monotonic() >= deadline - 5:
+                        verdict = Verdict(classify.NOT_RUN, why="not started within the budget")
+                    else:
+                        try:
+                            verdict, worker = self.judge(job, slot, worker, deadline)
+                        except Exception as exc:  # noqa: BLE001 - our own failure: the mutant is not judged
+                            verdict = Verdict(classify.NOT_RUN, why=f"{type(exc).__name__}: {exc}")
+                    with self.lock:
+                        results[job.mutant.id] = verdict
+                        if done is not None:
+                            done(job, verdict)
+            finally:
+                if worker is not None:
+                    worker.close()
+
+        threads = [threading.Thread(target=slot_loop, args=(k,), daemon=True) for k in range(self.jobs)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results

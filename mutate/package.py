@@ -1,0 +1,137 @@
+"""What `--kernel` names as code to mutate, and how a changed copy of it is put under test under a new name.
+
+`--kernel kernel` (a package) mutates the modules the package's API is made of: the package's `__init__` and every
+module of the same package it imports, transitively (kernel -> num_nans, launch, predicate, fastlaunch, zeroed).
+`--kernel kernel.num_nans` mutates that module and the same-package modules it imports (the package's `__init__`
+only when one of them imports it; otherwise the copy's is empty). A top-level module (`my_fix`) is mutated alone. Found by reading imports, never by importing: the deciding process runs no kernel.
+
+A mutant (or the original's snapshot) is written as a package of its own, `mut_<id>`, holding every module of the
+unit, one of them changed, with imports of the unit's package renamed to it; modules outside the unit are imported
+as they are.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+from mutate.source import SourceError, absolute_imports, find_source
+
+
+@dataclass(frozen=True)
+class Module:
+    """One module of the unit: its dotted name, its file, and its source as mutants are made from (unparsed,
+    relative imports made absolute)."""
+
+    name: str
+    path: Path
+    is_package: bool
+    source: str
+
+    def rel(self, package: str | None) -> str:
+        """Its file inside a copy of the package (`num_nans.py`, `__init__.py`), or the module's own file name."""
+        if package is None:
+            return f"{self.name}.py"
+        inner = self.name[len(package):].lstrip(".").split(".") if self.name != package else []
+        return "/".join(inner + ["__init__"]) + ".py" if self.is_package else "/".join(inner) + ".py"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The modules `--kernel` is made of: its package (None for a top-level module) and the modules, root first."""
+
+    kernel: str
+    package: str | None
+    modules: tuple[Module, ...]
+
+    def under_test(self, top: str) -> str:
+        """The --kernel name of a copy written as `top`."""
+        if self.package is None:
+            return top
+        return top + self.kernel[len(self.package):]
+
+
+def _imported(tree: ast.Module) -> set[str]:
+    """Dotted names an (absolute-import) module imports, with `from a import b` also giving `a.b`."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def _parsed(name: str, path: Path) -> tuple[ast.Module, str]:
+    is_package = path.name == "__init__.py"
+    try:
+        tree = absolute_imports(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), name, is_package)
+    except SyntaxError as exc:
+        raise SourceError(f"{path}: {exc}") from exc
+    return tree, ast.unparse(tree) + "\n"
+
+
+def find_unit(kernel: str, paths: list[Path] | tuple[Path, ...] = ()) -> Unit:
+    """The unit of `kernel`: its file, and the same-package modules reached through imports."""
+    root = find_source(kernel, paths)
+    package = kernel if root.name == "__init__.py" else (kernel.rpartition(".")[0] or None)
+    pending = [kernel]
+    found: dict[str, Module] = {}
+    while pending:
+        name = pending.pop(0)
+        if name in found:
+            continue
+        try:
+            path = find_source(name, paths)
+        except SourceError:
+            continue  # `from pkg import CONSTANT`: a name, not a module
+        tree, source = _parsed(name, path)
+        found[name] = Module(name, path, path.name == "__init__.py", source)
+        if package is not None:
+            pending += sorted(n for n in _imported(tree) if n == package or n.startswith(package + "."))
+    return Unit(kernel, package, tuple(found.values()))
+
+
+def _renamed(source: str, package: str | None, top: str) -> str:
+    """`source` with imports of `package` (and its modules) renamed to `top`; line structure is kept."""
+    if package is None:
+        return source
+    tree = ast.parse(source)
+
+    def rename(name: str) -> str:
+        return top + name[len(package):] if name == package or name.startswith(package + ".") else name
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                new = rename(alias.name)
+                if new != alias.name and alias.asname is None and "." in alias.name:
+                    raise SourceError(f"`import {alias.name}` binds the package name itself: write "
+                                      f"`from {alias.name.rpartition('.')[0]} import {alias.name.rpartition('.')[2]}`")
+                alias.name = new
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            node.module = rename(node.module)
+    return ast.unparse(tree) + "\n"
+
+
+def write_copy(unit: Unit, folder: Path, top: str, changed: dict[str, str] | None = None) -> tuple[str, dict[str, Path]]:
+    """Write the unit as `top` in `folder` (`changed`: module name -> its new source); (module under test, the
+    file of each module in the copy)."""
+    changed = changed or {}
+    files: dict[str, Path] = {}
+    for module in unit.modules:
+        source = _renamed(changed.get(module.name, module.source), unit.package, top)
+        path = folder / (module.rel(None) if unit.package is None else f"{top}/{module.rel(unit.package)}")
+        if unit.package is None:
+            path = folder / f"{top}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        files[module.name] = path
+    if unit.package is not None:  # every package level of the copy must import: an __init__ the kernel does not
+        for module in unit.modules:  # import itself is copied empty (its imports would reach modules not copied)
+            parent = files[module.name].parent
+            while parent != folder and not (parent / "__init__.py").exists():
+                (parent / "__init__.py").write_text("", encoding="utf-8")
+                parent = parent.parent
+    return unit.under_test(top), files

@@ -1,0 +1,155 @@
+"""A warm mutation worker: imports torch, Triton and the harness once, then judges module after module.
+
+Run as `python -m mutate.warm --device D` by `mutate.pool` (spawned, never forked: a forked CUDA or NPU context
+is unusable). Jobs come as JSON lines on stdin; replies go as JSON lines on the stdout the process started with,
+while anything the kernel prints goes to stderr (the worker's log). For each job the module is imported fresh
+under its own name (`mut_<id>`), the family cases named in the job run in order through `harness.judge` (the
+functions the pytest suite uses), and the first failing check ends the job. Each case is built once per worker
+and every launch gets a fresh copy of its input, so a mutant that writes its input changes no later case.
+
+Replies: `{"op": "ready"}` once; per job `{"op": "case", "nodeid": ...}` before each case (so a worker that dies
+or hangs is known to have died in that case), when tracing `{"op": "ran", ...}` with each case's time and lines,
+and `{"op": "done", ...}` with the outcome.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import sys
+import time
+import traceback
+import warnings
+from typing import IO, Any
+
+FAMILY_TEST = "tests/precision/test_families.py::test_case"  # the pytest test every family case runs in
+
+
+def nodeid(case_id: str, path: str) -> str:
+    """The pytest node id of one family case through one path: warm judge and pytest name a killer alike."""
+    return f"{FAMILY_TEST}[{case_id}-{path}]"
+
+
+class Worker:
+    """The cases of this backend, built on demand and kept, and the job loop."""
+
+    def __init__(self, device: str, families: list[str], reply: IO[str]) -> None:
+        from cases import registry
+        from harness import backends
+        from harness.judge import suite_context
+        from harness.target import PATHS
+
+        self.backend = backends.resolve(device)
+        self.backend.prepare()
+        self.reply_to = reply
+        context = suite_context(self.backend)
+        from mutate.suite import FAST_FAMILY_MARKERS
+
+        self.table: dict[str, tuple[Any, str]] = {}
+        self.fast: list[str] = []
+        for fc in registry.expand(registry.load(families), context):
+            for path in PATHS:
+                self.table[nodeid(str(fc), path)] = (fc, path)
+                if set(fc.family.markers()) & set(FAST_FAMILY_MARKERS):
+                    self.fast.append(nodeid(str(fc), path))
+        self.built: dict[str, Any] = {}
+
+    def reply(self, message: dict[str, Any]) -> None:
+        self.reply_to.write(json.dumps(message) + "\n")
+        self.reply_to.flush()
+
+    def _built(self, fc: Any) -> Any:
+        key = str(fc)
+        if key not in self.built:
+            self.built[key] = fc.family.build(fc.case)
+        return self.built[key]
+
+    def judge(self, job: dict[str, Any]) -> dict[str, Any]:
+        """One module through the job's cases; stops at the first failing check unless `all` is set."""
+        from harness.compare import message
+        from harness.judge import PathNotRun, judge_built
+        from harness.target import KernelLoadError, load
+        from mutate.coverage import Recorder, recording, to_json
+
+        paths = [p for p in job.get("paths", []) if p not in sys.path]
+        sys.path[:0] = paths
+        before = set(sys.modules)
+        recorder = Recorder(job["trace"]) if job.get("trace") else None
+        out: dict[str, Any] = {"op": "done", "failed": [], "skipped": [], "times": {}, "coverage": {}, "ran": 0}
+        try:
+            try:
+                target = load(job["module"])
+            except KernelLoadError as exc:
+                return {**out, "status": "load_error", "message": str(exc)}
+            for case in job["cases"]:
+                fc, path = self.table[case]
+                self.reply({"op": "case", "nodeid": case})
+                start = time.perf_counter()
+                try:
+                    built = self._built(fc)
+                    if recorder is not None:
+                        with recording(recorder):
+                            judged = judge_built(target, self.backend, built, fc.family.params(fc.case), path)
+                        out["coverage"][case] = to_json(recorder.take())
+                    else:
+                        judged = judge_built(target, self.backend, built, fc.family.params(fc.case), path)
+                except PathNotRun as exc:
+                    out["skipped"].append([case, str(exc)])
+                    continue
+                except (RuntimeError, MemoryError) as exc:  # as the pytest test: an input too large to place
+                    out["skipped"].append([case, f"cannot place the input: {exc}"])
+                    continue
+                finally:
+                    out["times"][case] = round(time.perf_counter() - start, 4)
+                    if recorder is not None:  # streamed: a later case that ends the worker loses nothing
+                        self.reply({"op": "ran", "nodeid": case, "seconds": out["times"][case],
+                                    "coverage": out["coverage"].get(case, {})})
+                out["ran"] += 1
+                if not judged.check.ok:
+                    out["failed"].append({"nodeid": case, "verdict": judged.check.verdict,
+                                          "message": message(judged.check), "refusal": judged.check.refusal,
+                                          "family": fc.family.name})
+                    if not job.get("all"):
+                        break
+            return {**out, "status": "failed" if out["failed"] else "passed"}
+        finally:
+            top = job["module"].split(".")[0]
+            for name in set(sys.modules) - before:
+                if name == top or name.startswith(top + "."):
+                    del sys.modules[name]
+            for p in paths:
+                if p in sys.path:
+                    sys.path.remove(p)
+            gc.collect()
+
+    def serve(self, jobs: IO[str]) -> None:
+        self.reply({"op": "ready", "cases": list(self.table), "fast": self.fast,
+                    "markers": {n: sorted(fc.family.markers()) for n, (fc, _) in self.table.items()},
+                    "pid": os.getpid()})
+        for line in jobs:
+            if not line.strip():
+                continue
+            job = json.loads(line)
+            try:
+                self.reply(self.judge(job))
+            except Exception:  # noqa: BLE001 - the harness's own failure: said, and the worker goes on
+                self.reply({"op": "done", "status": "error", "message": traceback.format_exc()[-4000:]})
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m mutate.warm", description="a warm mutation worker (JSON lines)")
+    p.add_argument("--device", required=True)
+    p.add_argument("--nan-family", action="append", default=[])
+    args = p.parse_args(argv)
+    reply = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # what the kernel prints goes to the log, never into the replies
+    sys.stdout = sys.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        Worker(args.device, args.nan_family, reply).serve(sys.stdin)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
