@@ -177,7 +177,7 @@ def _generated(args: argparse.Namespace) -> tuple[Unit, list[generate.Generation
     gens = []
     for module in unit.modules:
         rel = str(module.path.relative_to(ROOT)) if module.path.is_relative_to(ROOT) else str(module.path)
-        gens.append(generate.generate(module.source, rel, module.name, is_package=module.is_package, operators=ops))
+        gens.append(generate.generate(module.text, rel, module.name, is_package=module.is_package, operators=ops))
     if not any(g.mutants for g in gens):
         files = ", ".join(g.file for g in gens)
         return (f"--kernel {args.kernel}: 0 mutants in {files} (no function bodies to change): name the module "

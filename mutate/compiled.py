@@ -114,9 +114,12 @@ def _remade(fn: Callable[..., Any], options: Mapping[str, Any]) -> Any:
 
 def interpreted_here(jit_fn: Any = None) -> bool:
     """Whether Triton's own language functions (or jit_fn) were made under TRITON_INTERPRET=1 in this process."""
-    import triton.language.standard as standard
-
-    return any(map(_interpreted, vars(standard).values())) or (jit_fn is not None and _interpreted(jit_fn))
+    try:
+        import triton.language.standard as standard
+    except ImportError:  # laid out otherwise: judge by jit_fn alone
+        standard = None
+    library = vars(standard).values() if standard is not None else ()
+    return any(map(_interpreted, library)) or (jit_fn is not None and _interpreted(jit_fn))
 
 
 @contextlib.contextmanager
@@ -401,6 +404,10 @@ def normalize(text: str, level: str, kernel_name: str, module: str = "") -> str:
     return _anonymise(text, level, kernel_name, module)
 
 
+_PAREN_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[()]')
+_SSA_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|%[A-Za-z0-9_$.\-]+')
+
+
 def strip_mlir_locations(text: str) -> str:
     """MLIR without `#locN = ...` definitions and inline `loc(...)` (nested parentheses, quoted file names)."""
     lines = [line for line in text.splitlines() if not re.match(r"\s*#loc\d*\s*=", line)]
@@ -429,10 +436,6 @@ def _after_parens(line: str, start: int) -> int:
         if depth == 0:
             return token.end()
     return len(line)
-
-
-_PAREN_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[()]')
-_SSA_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|%[A-Za-z0-9_$.\-]+')
 
 
 def _rename_ssa(text: str) -> str:

@@ -20,12 +20,13 @@ from mutate.source import SourceError, absolute_imports, find_source
 
 @dataclass(frozen=True)
 class Module:
-    """One module of the unit: its dotted name, its file, and its source as mutants are made from (unparsed,
-    relative imports made absolute)."""
+    """One module of the unit: its dotted name, its file, its text as read (mutants are made from it, so their
+    ids and locations are the file's own), and that text unparsed with imports made absolute (what copies hold)."""
 
     name: str
     path: Path
     is_package: bool
+    text: str
     source: str
 
     def rel(self, package: str | None) -> str:
@@ -63,13 +64,14 @@ def _imported(tree: ast.Module) -> set[str]:
     return names
 
 
-def _parsed(name: str, path: Path) -> tuple[ast.Module, str]:
+def _parsed(name: str, path: Path) -> tuple[ast.Module, str, str]:
     is_package = path.name == "__init__.py"
+    text = path.read_text(encoding="utf-8")
     try:
-        tree = absolute_imports(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), name, is_package)
+        tree = absolute_imports(ast.parse(text, filename=str(path)), name, is_package)
     except SyntaxError as exc:
         raise SourceError(f"{path}: {exc}") from exc
-    return tree, ast.unparse(tree) + "\n"
+    return tree, text, ast.unparse(tree) + "\n"
 
 
 def find_unit(kernel: str, paths: list[Path] | tuple[Path, ...] = ()) -> Unit:
@@ -86,8 +88,8 @@ def find_unit(kernel: str, paths: list[Path] | tuple[Path, ...] = ()) -> Unit:
             path = find_source(name, paths)
         except SourceError:
             continue  # `from pkg import CONSTANT`: a name, not a module
-        tree, source = _parsed(name, path)
-        found[name] = Module(name, path, path.name == "__init__.py", source)
+        tree, text, source = _parsed(name, path)
+        found[name] = Module(name, path, path.name == "__init__.py", text, source)
         if package is not None:
             pending += sorted(n for n in _imported(tree) if n == package or n.startswith(package + "."))
     return Unit(kernel, package, tuple(found.values()))
