@@ -23,6 +23,14 @@ def is_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
+IN_PROCESS = "--nan-in-process"  # tests run the kernel in this process: the caller isolates it (mutate.warm)
+
+
+def in_process(config: pytest.Config) -> bool:
+    """A serial run whose caller isolates the process (mutate's warm workers): it loads and runs the kernel itself."""
+    return bool(config.getoption(IN_PROCESS, False))
+
+
 def requested(plugins: Iterable[str], args: Sequence[str], flags: Iterable[str]) -> bool:
     """True when `-p` names one of the harness's plugins or an argument is one of its options."""
     if any(name.strip() in PLUGINS for name in plugins):

@@ -77,6 +77,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="also sweep all 2^32 fp32 patterns (minutes on the CPU interpreter; seconds on a GPU)")
     for spec in options.NUMERIC:
         group.addoption(spec.flag, default=spec.default, metavar=spec.metavar, help=spec.help)
+    group.addoption(activation.IN_PROCESS, action="store_true",
+                    help="run the kernel in this process, with no xdist worker and no probe child: only for a "
+                         "caller that isolates this process itself and reruns in isolation whatever ends it "
+                         "(mutate's warm workers); a kernel that crashes ends this whole run")
     group.addoption("--nan-gen-case", action="append", default=[], metavar="ID",
                     help="also run the generated case with this id (e.g. a failure the property test shrank to: "
                          "select it with -k ID); repeatable")
@@ -95,7 +99,10 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
     A wrapper, so it runs before xdist's own hook turns -n into workers."""
     deciding = not (activation.is_worker(config) or config.option.help or config.option.version
                     or config.option.collectonly)
-    if activation.active(config) and deciding:
+    if activation.active(config) and deciding and activation.in_process(config):
+        if getattr(config.option, "numprocesses", None) not in (None, 0, "0"):
+            raise pytest.UsageError(f"{activation.IN_PROCESS} runs every test in this process: drop -n")
+    elif activation.active(config) and deciding:
         if not config.pluginmanager.hasplugin("xdist"):
             raise pytest.UsageError("nan-harness runs the kernel in a pytest-xdist worker so that a kernel cannot end "
                                     "the run that judges it: install pytest-xdist and do not pass -p no:xdist")
@@ -133,6 +140,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[SPARE_KEY] = frozenset(children.children(os.getpid()))
     if activation.is_worker(config):
         _load_in_worker(config, backend, paths, specs)
+    elif activation.in_process(config):
+        _load_in_worker(config, backend, paths, specs)
+        target = config.stash[TARGET_KEY]
+        _describe_run(config, backend, families, probe.describe(target, backend, bool(specs)))
     else:
         _probe_in_controller(config, backend, paths, families)
 
@@ -168,7 +179,7 @@ def _kernel_paths(config: pytest.Config) -> list[str]:
 def _load_in_worker(config: pytest.Config, backend: Backend, paths: list[str], specs: Sequence[SetupSpec]) -> None:
     """A worker: pin its card, run the setups and import the module under test (the controller never does)."""
     guard.watch_signals()
-    if not backend.interpreted:
+    if not backend.interpreted and activation.is_worker(config):
         backends.pin_worker(backend, config.workerinput.get("workerid"))  # type: ignore[attr-defined]
     for path in reversed(paths):
         sys.path.insert(0, path)
@@ -189,6 +200,12 @@ def _probe_in_controller(config: pytest.Config, backend: Backend, paths: list[st
                           config.invocation_params.dir)
     except probe.ProbeError as exc:
         raise pytest.UsageError(str(exc)) from exc
+    _describe_run(config, backend, families, found)
+
+
+def _describe_run(config: pytest.Config, backend: Backend, families: tuple[Family, ...], found: probe.Probe) -> None:
+    """What the reports say of the module under test, from a probe (a child's, or this process's in-process)."""
+    setups = config.getoption("--kernel-setup")
     config.stash[PROBE_KEY] = found
     gaps = (f"direct: not run, {found.kernel_skip_reason}",) if found.kernel_skip_reason else ()
     if not found.has_aggregate:
@@ -287,7 +304,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"{backends.triton_flavour()}, torch {torch.__version__}",
         f"nan-harness: kernel module {found.module_name} ({found.file}), NaN predicate {found.predicate_source}",
         f"nan-harness: families {', '.join(f.name for f in config.stash[FAMILIES_KEY])}",
-        "nan-harness: the kernel runs in xdist workers only (a plain run gets one)",
+        "nan-harness: the kernel runs in this process (--nan-in-process: its caller isolates it)"
+        if activation.in_process(config) else "nan-harness: the kernel runs in xdist workers only (a plain run gets one)",
     ]
 
 

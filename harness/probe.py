@@ -65,8 +65,7 @@ def run(kernel: str, device: str, kernel_paths: list[str], setups: list[str], cw
 def _load(request: dict[str, Any]) -> Probe:
     """In the child: what a worker does before its first test, then what the controller needs to know."""
     from harness import backends
-    from harness.environment import collect
-    from harness.kernel_setup import describe_resolution, parse_specs, run_setups
+    from harness.kernel_setup import parse_specs, run_setups
     from harness.target import load
 
     backend = backends.resolve(request["device"])
@@ -74,10 +73,17 @@ def _load(request: dict[str, Any]) -> Probe:
     for folder in reversed(request["kernel_paths"]):
         sys.path.insert(0, folder)
     run_setups(parse_specs(request["setups"]))
-    target = load(request["kernel"])
+    return describe(load(request["kernel"]), backend, bool(request["setups"]))
+
+
+def describe(target: Any, backend: Any, setups: bool) -> Probe:
+    """What the controller needs to know of a loaded module under test (the child's answer; an in-process run's)."""
+    from harness.environment import collect
+    from harness.kernel_setup import describe_resolution
+
     return Probe(target.module_name, target.file, target.predicate_source, target.kernel_skip_reason,
                  target.aggregate is not None, collect(target, backend),
-                 describe_resolution(target.module) if request["setups"] else None)
+                 describe_resolution(target.module) if setups else None)
 
 
 def main() -> None:

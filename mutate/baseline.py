@@ -26,7 +26,8 @@ def warm_cases(device: str, module: str, folder: Path, files: list[str], out: Pa
     """Every family case on the original, traced, in a worker of its own; a case that ends or hangs the worker is
     one the original fails (deselected), and a fresh worker goes on after it."""
     env = run_env(device, 0 if device != "cpu" else None, None)
-    result: dict[str, Any] = {"cases": [], "fast": [], "times": {}, "coverage": {}, "failed": [], "skipped": []}
+    result: dict[str, Any] = {"cases": [], "fast": [], "times": {}, "coverage": {}, "failed": [], "skipped": [],
+                              "launches": {}}
     todo: list[str] | None = None
     while todo is None or todo:
         worker = WorkerProcess(device, env, out / "warm.log", families)
@@ -45,6 +46,8 @@ def warm_cases(device: str, module: str, folder: Path, files: list[str], out: Pa
         for case, ran in answer.ran.items():
             result["times"][case] = ran["seconds"]
             result["coverage"][case] = ran["coverage"]
+            for kernel, specs in ran.get("launches", {}).items():
+                result["launches"][kernel] = sorted(set(result["launches"].get(kernel, [])) | set(specs))
         if answer.ended:
             if not answer.case:
                 raise BaselineError(f"the original's worker {answer.ended}: {answer.detail}")
@@ -90,4 +93,5 @@ def combine(warm: dict[str, Any], tests: dict[str, Any] | None) -> Baseline:
         coverage.update(tests["coverage"])
         failed += tests["failed"]
         rest = list(tests["tests"])
-    return Baseline(warm["cases"], set(warm["fast"]), warm["times"], coverage, rest, failed)
+    return Baseline(warm["cases"], set(warm["fast"]), warm["times"], coverage, rest, failed,
+                    dict(warm.get("launches", {})))

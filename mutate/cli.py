@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from mutate import baseline, classify, equivalence, generate, report, run
+from mutate import baseline, classify, compiled, equivalence, generate, report, run, tce
 from mutate.cache import Cache, key_of, suite_revision, unit_hash, versions
 from mutate.engine import Engine, Job, Verdict
 from mutate.operators import BY_NAME, OPERATORS
@@ -129,7 +129,8 @@ def entry(mutant: generate.Mutant, verdict: Verdict) -> dict[str, Any]:
             "module": mutant.module, "function": mutant.function, "line": mutant.line, "col": mutant.col,
             "location": mutant.location, "change": mutant.change, "diff": mutant.diff, "status": verdict.status,
             "why": verdict.why, "killer": verdict.killer, "crash": verdict.crash, "stage": verdict.stage,
-            "cases_run": verdict.cases_run, "seconds": round(verdict.seconds, 2),
+            "cases_run": verdict.cases_run, "seconds": round(verdict.seconds, 2), "twin": verdict.twin,
+            "spent": verdict.spent,
             "location_key": (mutant.module, mutant.line, mutant.col)}
 
 
@@ -275,19 +276,24 @@ def _main(argv: Sequence[str] | None) -> int:
         module, _ = write_copy(unit, out / "mutants" / m.id, m.module_name, {m.module: m.source})
         todo.append(Job(m, module, out / "mutants" / m.id, (traced[m.module],)))
     print(f"mutate: {len(entries)} from the cache, {len(todo)} to judge", flush=True)
+    prover = _prover(unit, base, traced, original_module, out, args.device)
     engine = Engine(args.device, jobs, out, base, runner, (original_module, out / "original"), cards, var,
-                    tuple(args.nan_family), last_killers=cache.doc.get("killers"))
+                    tuple(args.nan_family), last_killers=cache.doc.get("killers"), prover=prover)
     n_done = [0]
 
     def progress(job: Job, v: Verdict) -> None:
         n_done[0] += 1
         by = f" by {v.killer['nodeid']}" if v.killer else f" ({v.why})"
-        print(f"mutate: [{n_done[0]}/{len(todo)}] {job.mutant.id} {v.status}{by} {v.seconds:.1f} s", flush=True)
+        where = ", ".join(f"{k} {t:.1f}" for k, t in v.spent.items())
+        print(f"mutate: [{n_done[0]}/{len(todo)}] {job.mutant.id} {v.status}{by} {v.seconds:.1f} s"
+              + (f" ({where})" if where else ""), flush=True)
 
     verdicts = engine.run_all(todo, deadline, progress)
     for job in todo:
         entries[job.mutant.id] = entry(job.mutant, verdicts[job.mutant.id])
     meta["flaky_original"] = sorted(engine.flaky | runner.flaky)
+    meta["compiled"] = {**prover.describe(), "when": "before the cases" if engine.prove_first else
+                        "for mutants every family case passes, before their pytest stage"} if prover else {}
     by_id = {m.id: m for m in mutants}
     survivors = [e for e in entries.values() if e["status"] == classify.SURVIVED and "judgement" not in e]
     if survivors and args.trials > 0:
@@ -318,6 +324,23 @@ def _main(argv: Sequence[str] | None) -> int:
             print(f"mutate: {m['status'].replace('_', ' ')} {m['id']} {m['operator']} {m['module']}:{m['location']} "
                   f"{m['change']}: {m.get('judgement') or m['why']}")
     return exit_status(doc)
+
+
+def _prover(unit: Unit, base: Any, traced: dict[str, str], original_module: str, out: Path,
+            device: str) -> tce.Prover | None:
+    """The compiled-code prover for this unit's kernels (mutate.tce), from the launches the original's run made;
+    None when it launched no kernel of the unit."""
+    rel = {path: ("" if unit.package is None or name == unit.package else name[len(unit.package) + 1:])
+           for name, path in traced.items()}
+    launches: dict[str, list[str]] = {}
+    for key, specs in base.launches.items():
+        file, _, qualname = key.partition("::")
+        if file in rel:
+            launches[f"{rel[file]}:{qualname}"] = specs
+    if not launches:
+        return None
+    copy = tce.Copy(generate.ORIGINAL, original_module, str(out / "original"), generate.ORIGINAL)
+    return tce.Prover(launches, copy, compiled.DEFAULT_LEVEL, "device" if device != "cpu" else "cpu")
 
 
 def exit_status(doc: dict[str, Any]) -> int:

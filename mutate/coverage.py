@@ -7,6 +7,9 @@ is `no_coverage`: nothing on this backend could notice it.
 Python lines are recorded by a trace function. Under the Triton interpreter a `@triton.jit` body runs as Python
 and its lines are recorded like any other; compiled kernels run on the device, so there a launch of a kernel marks
 every line of it as reached (`JITFunction.run`, observed by the same trace function).
+
+The same observation records each launch's specialization (mutate.compiled.Spec) of a kernel of the unit, under
+the interpreter (`InterpretedFunction.run`) as on a device: the specs mutate.tce compiles the mutants for.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from types import CodeType, FrameType
 from typing import Any
 
 Lines = dict[str, set[int]]  # file -> line numbers reached
+Launches = dict[str, set[str]]  # "file::qualname" of a kernel -> the Spec JSON of each launch
 
 
 def _jit_run_code() -> CodeType | None:
@@ -27,6 +31,20 @@ def _jit_run_code() -> CodeType | None:
     except ImportError:
         return None
     return getattr(getattr(JITFunction, "run", None), "__code__", None)
+
+
+def _interpreted_run_code() -> CodeType | None:
+    """The code object of the interpreter's launch (InterpretedFunction.run), where this Triton has one."""
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+    except ImportError:
+        return None
+    return getattr(getattr(InterpretedFunction, "run", None), "__code__", None)
+
+
+def kernel_key(file: str, qualname: str) -> str:
+    """How a kernel is named in Launches: its file and qualified name."""
+    return f"{file}::{qualname}"
 
 
 def _function_lines(code: CodeType) -> set[int]:
@@ -44,19 +62,34 @@ class Recorder:
     def __init__(self, files: Iterable[str]) -> None:
         self.files = frozenset(files)
         self.lines: Lines = {}
+        self.launches: Launches = {}
         self._jit_run = _jit_run_code()
+        self._launch_codes = {c for c in (self._jit_run, _interpreted_run_code()) if c is not None}
 
     def __call__(self, frame: FrameType, event: str, arg: object) -> Any:
         code = frame.f_code
         if code.co_filename in self.files:
             self.lines.setdefault(code.co_filename, set()).add(frame.f_lineno)
             return self._local
-        if code is self._jit_run and event == "call":
-            fn = getattr(frame.f_locals.get("self"), "fn", None)
+        if code in self._launch_codes and event == "call":
+            local = frame.f_locals
+            fn = getattr(local.get("self"), "fn", None)
             fn_code = getattr(fn, "__code__", None)
             if fn_code is not None and fn_code.co_filename in self.files:
-                self.lines.setdefault(fn_code.co_filename, set()).update(_function_lines(fn_code))
+                if code is self._jit_run:
+                    self.lines.setdefault(fn_code.co_filename, set()).update(_function_lines(fn_code))
+                self._launched(local, fn_code.co_filename, fn.__qualname__)
         return None
+
+    def _launched(self, local: dict[str, Any], file: str, qualname: str) -> None:
+        """Record the launch's Spec; a launch whose Spec cannot be made is recorded without one ("")."""
+        from mutate.compiled import specs_from_call
+
+        try:
+            spec = specs_from_call(local["self"], local.get("args", ()), local.get("kwargs", {})).to_json()
+        except Exception:  # noqa: BLE001 - an argument no rule types: the kernel cannot be compiled alike
+            spec = ""
+        self.launches.setdefault(kernel_key(file, qualname), set()).add(spec)
 
     def _local(self, frame: FrameType, event: str, arg: object) -> Any:
         if event == "line":
@@ -67,6 +100,11 @@ class Recorder:
         """What was recorded since the last take, and start afresh."""
         lines, self.lines = self.lines, {}
         return lines
+
+    def take_launches(self) -> Launches:
+        """The launches recorded since the last call, and start afresh."""
+        launches, self.launches = self.launches, {}
+        return launches
 
 
 @contextmanager

@@ -12,6 +12,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +22,9 @@ from mutate import classify
 from mutate.coverage import reaches
 from mutate.generate import Mutant
 from mutate.pool import DIED, HUNG, Answer, WorkerProcess
-from mutate.run import Runner, Target, run_env
-from mutate.suite import Stage
+from mutate.run import UNSTABLE, Runner, Target, run_env
+from mutate.suite import Stage, pytest_argv
+from mutate.tce import COMPILE_LIMIT_S, Copy, Prover
 
 NO_COVERAGE = "no_coverage"
 CASE_FLOOR_S = {"cpu": 10.0}  # a case's limit: 10x the original's time on it, plus this (compiles on accelerators)
@@ -40,6 +42,8 @@ class Verdict:
     seconds: float = 0.0
     cases_run: int = 0
     crash: bool = False
+    twin: str = ""  # a duplicate's twin: the mutant with the same compiled code
+    spent: dict[str, float] = field(default_factory=dict)  # seconds by stage: compile, warm, pytest
 
 
 @dataclass
@@ -52,6 +56,7 @@ class Baseline:
     coverage: dict[str, dict[str, list[int]]]  # node id -> file -> lines (warm cases and pytest tests)
     rest: list[str]  # pytest node ids outside the warm cases, in run order
     failed: list[str] = field(default_factory=list)
+    launches: dict[str, list[str]] = field(default_factory=dict)  # "file::qualname" -> Spec JSON of each launch
 
     def reaching(self, files: Sequence[str], lines: Sequence[int]) -> tuple[list[str], list[str]]:
         """(warm cases, pytest tests) whose coverage holds any changed line of the mutant's file."""
@@ -75,7 +80,8 @@ class Engine:
 
     def __init__(self, device: str, jobs: int, out: Path, baseline: Baseline, runner: Runner,
                  original: tuple[str, Path], cards: int = 0, visibility_var: str | None = None,
-                 families: tuple[str, ...] = (), last_killers: dict[str, str] | None = None) -> None:
+                 families: tuple[str, ...] = (), last_killers: dict[str, str] | None = None,
+                 prover: Prover | None = None) -> None:
         self.device, self.jobs, self.out, self.base, self.runner = device, max(1, jobs), out, baseline, runner
         self.original = original
         self.cards, self.visibility_var, self.families = cards, visibility_var, families
@@ -84,6 +90,9 @@ class Engine:
         self.flaky: set[str] = set()
         self.lock = threading.Lock()
         self.floor = CASE_FLOOR_S.get(device, ACCELERATOR_FLOOR_S)
+        self.prover = prover
+        self.prove_first = device != "cpu"  # see mutate.tce: compiles are free on a device, dear under the interpreter
+        self.compilers: dict[int, WorkerProcess] = {}  # the CPU's compile-only worker of each slot
 
     # -- ordering -------------------------------------------------------------------------------------------
     def ordered(self, job: Job, cases: list[str]) -> list[str]:
@@ -97,10 +106,42 @@ class Engine:
         return {c: 10 * self.base.times.get(c, 1.0) + self.floor for c in cases}
 
     # -- one slot -------------------------------------------------------------------------------------------
-    def _worker(self, slot: int) -> WorkerProcess:
+    def _worker(self, slot: int, compile_only: bool = False) -> WorkerProcess:
         card = slot % self.cards if self.cards else None
-        log = self.out / "workers" / f"slot{slot}.log"
-        return WorkerProcess(self.device, run_env(self.device, card, self.visibility_var), log, self.families)
+        log = self.out / "workers" / f"slot{slot}{'-compile' if compile_only else ''}.log"
+        return WorkerProcess(self.device, run_env(self.device, card, self.visibility_var), log, self.families,
+                             compile_only=compile_only)
+
+    def _prove(self, job: Job, slot: int, worker: WorkerProcess | None) -> tuple[Verdict | None, WorkerProcess | None]:
+        """Compiled code's verdict on a kernel mutant (mutate.tce), asked of the slot's worker on a device, of its
+        compile-only worker on the CPU; None: the tests decide."""
+        assert self.prover is not None
+        start = time.monotonic()
+        holder = {"w": worker}
+
+        def ask(message: dict[str, Any]) -> dict[str, Any]:
+            w = holder["w"] if self.prove_first else self.compilers.get(slot)
+            if w is None:
+                w = self._worker(slot, compile_only=not self.prove_first)
+                problem = w.started()
+                if problem:
+                    return {"status": "error", "message": problem}
+            if self.prove_first:
+                holder["w"] = w
+            else:
+                self.compilers[slot] = w
+            answer = w.ask(message, {}, COMPILE_LIMIT_S)
+            if answer.ended:
+                holder["w"] = None if self.prove_first else holder["w"]
+                self.compilers.pop(slot, None)
+                return {"status": "ended", "message": f"the worker {answer.ended} compiling: {answer.detail}"}
+            return answer.reply
+
+        proof = self.prover.prove(Copy(job.mutant.id, job.module, str(job.folder), job.mutant.module_name), ask)
+        if proof is None:
+            return None, holder["w"]
+        return Verdict(proof.status, proof.why, stage="compile", seconds=time.monotonic() - start,
+                       twin=proof.twin), holder["w"]
 
     def _original_passes(self, case: str, slot: int) -> bool:
         """The original passes `case` twice in a fresh worker (asked once per case): a death or hang is the
@@ -128,11 +169,31 @@ class Engine:
 
     def judge(self, job: Job, slot: int, worker: WorkerProcess | None, deadline: float,
               ) -> tuple[Verdict, WorkerProcess | None]:
-        """One mutant through the warm stage and, if it lives, the pytest tests that reach it."""
+        """One mutant through the warm stage and, if it lives, the pytest tests that reach it; with its seconds
+        and where they went (compile, warm, pytest)."""
         start = time.monotonic()
+        spent: dict[str, float] = {}
+        verdict, worker = self._judge(job, slot, worker, deadline, spent)
+        verdict.seconds = time.monotonic() - start
+        verdict.spent = {k: round(v, 2) for k, v in spent.items()}
+        return verdict, worker
+
+    def _judge(self, job: Job, slot: int, worker: WorkerProcess | None, deadline: float, spent: dict[str, float],
+               ) -> tuple[Verdict, WorkerProcess | None]:
+        start = time.monotonic()
+
+        def lap(name: str, since: float) -> None:
+            spent[name] = spent.get(name, 0.0) + time.monotonic() - since
+
         cases, rest = self.base.reaching(job.files, job.mutant.original_lines)
         if not cases and not rest:
             return Verdict(NO_COVERAGE, why="no test reaches the changed line(s) on this backend"), worker
+        if self.prover is not None and job.mutant.jit and self.prove_first:
+            t0 = time.monotonic()
+            proved, worker = self._prove(job, slot, worker)
+            lap("compile", t0)
+            if proved is not None:
+                return proved, worker
         while True:
             run = [c for c in self.ordered(job, cases) if c not in self.flaky]
             if not run:
@@ -145,8 +206,10 @@ class Engine:
             left = deadline - time.monotonic()
             if left <= 5:
                 return Verdict(classify.NOT_RUN, why="the budget ran out before it was judged"), worker
+            t0 = time.monotonic()
             answer = worker.ask({"op": "judge", "module": job.module, "paths": [str(job.folder)], "cases": run},
                                 self.limits(run), left)
+            lap("warm", t0)
             if answer.ended:
                 worker = None
                 if not answer.case:
@@ -165,12 +228,30 @@ class Engine:
                 self._remember(job, verdict)
                 return verdict, worker
             break
+        if self.prover is not None and job.mutant.jit and not self.prove_first:
+            t0 = time.monotonic()
+            proved, worker = self._prove(job, slot, worker)
+            lap("compile", t0)
+            if proved is not None:
+                return proved, worker
         rest = [t for t in rest if t not in self.runner.flaky]
         if not rest:
             return Verdict(classify.SURVIVED, why=f"{len(cases)} case(s) reach it and pass",
                            seconds=time.monotonic() - start), worker
+        t0 = time.monotonic()
+        status, worker = self._rest_in_worker(job, rest, slot, worker, deadline)
+        lap("pytest", t0)
+        if status is not None:
+            killer = ({"nodeid": status.nodeid, "family": status.family, "verdict": status.verdict,
+                       "crash": status.crash} if status.outcome == classify.KILLED else None)
+            verdict = Verdict(classify.SURVIVED if status.outcome == classify.STAGE_PASSED else status.outcome,
+                              status.why, killer, "pytest", time.monotonic() - start, len(cases), status.crash)
+            self._remember(job, verdict)
+            return verdict, worker
+        t0 = time.monotonic()
         outcome = self.runner.run(Target(job.module, (job.folder,), job.mutant.id), self.out / "mutants" /
                                   job.mutant.id / "runs", stages=(Stage("rest", tuple(rest)),))
+        lap("pytest isolated", t0)
         status = outcome.status
         killer = ({"nodeid": status.nodeid, "family": status.family, "verdict": status.verdict,
                    "crash": status.crash} if status.outcome == classify.KILLED else None)
@@ -180,6 +261,32 @@ class Engine:
             verdict.status = classify.SURVIVED
         self._remember(job, verdict)
         return verdict, worker
+
+    def _rest_in_worker(self, job: Job, rest: list[str], slot: int, worker: WorkerProcess | None, deadline: float
+                        ) -> tuple[classify.StageResult | None, WorkerProcess | None]:
+        """The other tests in the slot's warm worker (pytest.main, --nan-in-process): a kill or a pass as a
+        separate pytest would say it; None (and the isolated pytest decides) when the worker ends, the run does
+        not finish or its first failure is a crash, fault or timeout (those need the isolated run's confirmation)."""
+        if worker is None:
+            worker = self._worker(slot)
+            if worker.started():
+                return None, None
+        s = self.runner.settings
+        run_id = uuid.uuid4().hex
+        folder = self.out / "mutants" / job.mutant.id / "runs" / "rest-warm"
+        argv = pytest_argv(Stage("rest", tuple(rest)), kernel=job.module, kernel_paths=(job.folder,),
+                           device=self.device, folder=folder, first_failure=True, run_id=run_id,
+                           deselect=(*s.deselect, *sorted(self.runner.flaky)), extra=s.extra, in_process=True)
+        limit = min(s.per_run_s, deadline - time.monotonic())
+        answer = worker.ask({"op": "pytest", "argv": argv, "module": job.module}, {}, max(1.0, limit))
+        if answer.ended:
+            return None, None
+        if answer.reply.get("status") != "ran":
+            return None, worker
+        status = classify.classify_stage(folder, run_id, answer.reply["code"], first_failure=True)
+        if status.outcome not in (classify.KILLED, classify.STAGE_PASSED) or status.verdict in UNSTABLE:
+            return None, worker
+        return status, worker
 
     def _from_reply(self, answer: Answer) -> Verdict:
         reply = answer.reply
@@ -238,6 +345,9 @@ class Engine:
             finally:
                 if worker is not None:
                     worker.close()
+                compiler = self.compilers.pop(slot, None)
+                if compiler is not None:
+                    compiler.close()
 
         threads = [threading.Thread(target=slot_loop, args=(k,), daemon=True) for k in range(self.jobs)]
         for t in threads:

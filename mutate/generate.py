@@ -33,6 +33,7 @@ class Mutant:
     changed_lines: tuple[int, ...] = ()  # lines of the mutant's own file that differ from the original's unparse
     original_lines: tuple[int, ...] = ()  # lines of the original's unparse it changes (where coverage is recorded)
     module: str = ""  # the dotted module it changes
+    jit: bool = False  # the change is inside a @triton.jit function (compiled code can prove it equivalent)
 
     @property
     def location(self) -> str:
@@ -172,7 +173,7 @@ def generate(source: str, file: str, module: str, *, is_package: bool = False,
                                                     f"a/{file}", f"b/{file} ({mid})", n=2))
                 gen.mutants.append(Mutant(mid, op.name, site.function, line, col, change, mutated, diff,
                                           _changed_lines(original, mutated),
-                                          _changed_lines(original, mutated, side="a"), module))
+                                          _changed_lines(original, mutated, side="a"), module, site.jit))
     return gen
 
 

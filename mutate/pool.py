@@ -39,12 +39,13 @@ class Answer:
 class WorkerProcess:
     """One `python -m mutate.warm` child: its pipes, a reader thread, its log."""
 
-    def __init__(self, device: str, env: dict[str, str], log: Path, families: tuple[str, ...] = ()) -> None:
+    def __init__(self, device: str, env: dict[str, str], log: Path, families: tuple[str, ...] = (),
+                 compile_only: bool = False) -> None:
         log.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log
         self._log = open(log, "ab")
         argv = [sys.executable, "-m", "mutate.warm", "--device", device,
-                *[f"--nan-family={f}" for f in families]]
+                *[f"--nan-family={f}" for f in families], *(["--compile-only"] if compile_only else [])]
         self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, start_new_session=True)
         self.lines: queue.Queue[str | None] = queue.Queue()

@@ -56,7 +56,7 @@ def judgement(equivalence: dict[str, Any] | None) -> str:
     if equivalence.get("reached") is False:
         return (f"not reached on this backend: the mutated lines never ran in {n} trials (seed {seed}); judge it on "
                 "a device that executes that code")
-    return f"plausibly equivalent (no differing input in {n} trials, seed {seed})"
+    return f"plausibly equivalent, not proven (no differing input in {n} trials, seed {seed})"
 
 
 def _short(outcome: dict[str, Any]) -> str:
@@ -119,7 +119,21 @@ def _banner(doc: dict[str, Any]) -> str:
             f'<p id="mut-tally">{len(doc["mutants"])} mutants: {escape(tally)} '
             f"({c.get(KILLED, 0)} killed of {judged} judged; {doc['killed_by_crash']} killed by a crash); "
             f"{len(doc.get('not_compiling', []))} did not compile, {doc.get('duplicates', 0)} duplicates dropped; "
-            f"{doc['seconds']:.0f} s wall, budget {doc['budget_s']} s, {doc['jobs']} job(s)</p>")
+            f"{doc['seconds']:.0f} s wall, budget {doc['budget_s']} s, {doc['jobs']} job(s)</p>"
+            f'<p id="mut-compiled">{escape(compiled_line(doc))}</p>')
+
+
+def compiled_line(doc: dict[str, Any]) -> str:
+    """What the compiled-code proofs compared (mutate.tce), or why there were none."""
+    info = doc.get("compiled") or {}
+    if not info:
+        return "compiled-code proofs: none (no kernel mutant was compiled)"
+    if info.get("off"):
+        return f"compiled-code proofs: none ({info['off']})"
+    where = "on the current card" if info["target"] == "device" else "for a CUDA sm_90 target, compiled on the CPU"
+    return (f"compiled-code proofs: {info['level']} compared {where}, "
+            f"{info['specs']} specialization(s) of {len(info['kernels'])} kernel(s) the suite launches; "
+            f"{info.get('when', '')}")
 
 
 def _row(m: dict[str, Any], diff: bool) -> str:

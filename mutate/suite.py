@@ -55,14 +55,17 @@ def selected_suite(marker_expr: str) -> tuple[Stage, ...]:
 
 
 def pytest_argv(stage: Stage, *, kernel: str, kernel_paths: Sequence[Path], device: str, folder: Path,
-                first_failure: bool, run_id: str, deselect: Sequence[str] = (), extra: Sequence[str] = ()) -> list[str]:
+                first_failure: bool, run_id: str, deselect: Sequence[str] = (), extra: Sequence[str] = (),
+                in_process: bool = False) -> list[str]:
     """One stage as a command: its own reports, basetemp and one xdist worker (the kernel never runs in the
-    deciding process); -x stops at the first failure."""
-    argv = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider",
-            "--device", device, "-q", "-n", "1", "--max-worker-restart", "4", *TIMEOUT_ARGS,
-            f"--basetemp={folder / 'tmp'}", f"--html={folder / 'precision.html'}",
-            f"--junitxml={folder / 'junit.xml'}", f"--nan-json={folder / 'results.json'}",
-            f"--nan-run-id={run_id}", "--kernel", kernel, *stage.args]
+    deciding process); -x stops at the first failure. in_process: the arguments of pytest.main in a warm worker
+    (no interpreter in front, no xdist worker: the worker's caller isolates it)."""
+    head = [sys.executable, "-m", "pytest"]
+    isolation = ["--nan-in-process"] if in_process else ["-n", "1", "--max-worker-restart", "4"]
+    pages = [f"--html={folder / 'precision.html'}", f"--junitxml={folder / 'junit.xml'}"]
+    argv = [*([] if in_process else head), "-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider",
+            "--device", device, "-q", *isolation, *TIMEOUT_ARGS, f"--basetemp={folder / 'tmp'}", *pages,
+            f"--nan-json={folder / 'results.json'}", f"--nan-run-id={run_id}", "--kernel", kernel, *stage.args]
     for path in kernel_paths:
         argv += ["--kernel-path", str(path)]
     if first_failure:

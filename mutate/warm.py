@@ -9,7 +9,10 @@ and every launch gets a fresh copy of its input, so a mutant that writes its inp
 
 Replies: `{"op": "ready"}` once; per job `{"op": "case", "nodeid": ...}` before each case (so a worker that dies
 or hangs is known to have died in that case), when tracing `{"op": "ran", ...}` with each case's time and lines,
-and `{"op": "done", ...}` with the outcome.
+and `{"op": "done", ...}` with the outcome (when tracing, with every kernel launch's specialization).
+
+A `{"op": "compile"}` job compiles a copy's kernels for given specs instead (mutate.tce): on an accelerator in the
+worker that runs the cases; on the CPU in a worker started with `--compile-only` (no interpreter, no cases).
 """
 from __future__ import annotations
 
@@ -34,7 +37,14 @@ def nodeid(case_id: str, path: str) -> str:
 class Worker:
     """The cases of this backend, built on demand and kept, and the job loop."""
 
-    def __init__(self, device: str, families: list[str], reply: IO[str]) -> None:
+    def __init__(self, device: str, families: list[str], reply: IO[str], compile_only: bool = False) -> None:
+        self.reply_to = reply
+        self.table: dict[str, tuple[Any, str]] = {}
+        self.fast: list[str] = []
+        self.built: dict[str, Any] = {}
+        if compile_only:  # mutate.tce on the CPU: Triton compiles for a GPU target, never interpreted here
+            os.environ.pop("TRITON_INTERPRET", None)
+            return
         from cases import registry
         from harness import backends
         from harness.judge import suite_context
@@ -42,18 +52,14 @@ class Worker:
 
         self.backend = backends.resolve(device)
         self.backend.prepare()
-        self.reply_to = reply
         context = suite_context(self.backend)
         from mutate.suite import FAST_FAMILY_MARKERS
 
-        self.table: dict[str, tuple[Any, str]] = {}
-        self.fast: list[str] = []
         for fc in registry.expand(registry.load(families), context):
             for path in PATHS:
                 self.table[nodeid(str(fc), path)] = (fc, path)
                 if set(fc.family.markers()) & set(FAST_FAMILY_MARKERS):
                     self.fast.append(nodeid(str(fc), path))
-        self.built: dict[str, Any] = {}
 
     def reply(self, message: dict[str, Any]) -> None:
         self.reply_to.write(json.dumps(message) + "\n")
@@ -103,8 +109,9 @@ class Worker:
                 finally:
                     out["times"][case] = round(time.perf_counter() - start, 4)
                     if recorder is not None:  # streamed: a later case that ends the worker loses nothing
+                        launches = {k: sorted(v) for k, v in recorder.take_launches().items()}
                         self.reply({"op": "ran", "nodeid": case, "seconds": out["times"][case],
-                                    "coverage": out["coverage"].get(case, {})})
+                                    "coverage": out["coverage"].get(case, {}), "launches": launches})
                 out["ran"] += 1
                 if not judged.check.ok:
                     out["failed"].append({"nodeid": case, "verdict": judged.check.verdict,
@@ -114,14 +121,32 @@ class Worker:
                         break
             return {**out, "status": "failed" if out["failed"] else "passed"}
         finally:
-            top = job["module"].split(".")[0]
-            for name in set(sys.modules) - before:
-                if name == top or name.startswith(top + "."):
-                    del sys.modules[name]
-            for p in paths:
-                if p in sys.path:
-                    sys.path.remove(p)
-            gc.collect()
+            _forget(job["module"], before, paths)
+
+    def compile(self, job: dict[str, Any]) -> dict[str, Any]:
+        """A copy's kernels compiled for the job's specs: cache keys of all its jit functions, IR digests of the
+        kernels asked (changed ones only, first spec only when asked), or the first spec that does not compile."""
+        from mutate import tce
+
+        paths = [p for p in job.get("paths", []) if p not in sys.path]
+        sys.path[:0] = paths
+        before = set(sys.modules)
+        try:
+            return {"op": "done", **tce.compile_copy(job)}
+        finally:
+            _forget(job["module"], before, paths)
+
+    def pytest(self, job: dict[str, Any]) -> dict[str, Any]:
+        """The job's pytest arguments run here (`--nan-in-process`): the suite's other tests without a new
+        interpreter, torch and Triton imports, an xdist worker and a probe child; its results.json says the rest."""
+        import pytest
+
+        before = set(sys.modules)
+        try:
+            code = pytest.main(list(job["argv"]))
+        finally:
+            _forget(job["module"], before, [])
+        return {"op": "done", "status": "ran", "code": int(code)}
 
     def serve(self, jobs: IO[str]) -> None:
         self.reply({"op": "ready", "cases": list(self.table), "fast": self.fast,
@@ -132,22 +157,37 @@ class Worker:
                 continue
             job = json.loads(line)
             try:
-                self.reply(self.judge(job))
+                op = job.get("op")
+                self.reply(self.compile(job) if op == "compile" else self.pytest(job) if op == "pytest" else
+                           self.judge(job))
             except Exception:  # noqa: BLE001 - the harness's own failure: said, and the worker goes on
                 self.reply({"op": "done", "status": "error", "message": traceback.format_exc()[-4000:]})
+
+
+def _forget(module: str, before: set[str], paths: list[str]) -> None:
+    """The job's copy leaves sys.modules and its folders sys.path: the next job imports its own afresh."""
+    top = module.split(".")[0]
+    for name in set(sys.modules) - before:
+        if name == top or name.startswith(top + "."):
+            del sys.modules[name]
+    for p in paths:
+        if p in sys.path:
+            sys.path.remove(p)
+    gc.collect()
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m mutate.warm", description="a warm mutation worker (JSON lines)")
     p.add_argument("--device", required=True)
     p.add_argument("--nan-family", action="append", default=[])
+    p.add_argument("--compile-only", action="store_true", help="only compile jobs, never the interpreter (CPU)")
     args = p.parse_args(argv)
     reply = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # what the kernel prints goes to the log, never into the replies
     sys.stdout = sys.stderr
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        Worker(args.device, args.nan_family, reply).serve(sys.stdin)
+        Worker(args.device, args.nan_family, reply, args.compile_only).serve(sys.stdin)
     return 0
 
 

@@ -69,3 +69,19 @@ def test_plain_run_isolates_the_fault_in_its_worker(kernel: str, device: str, tm
 )
 def test_fatal_error_detection(message: str, fatal: bool) -> None:
     assert is_fatal_device_error(RuntimeError(message)) is fatal
+
+
+def test_in_process_run_judges_as_an_isolated_one(device: str, tmp_path: Path) -> None:
+    """--nan-in-process (mutate's warm workers) runs the same tests with the same outcomes, in one process."""
+    select = "fp32-prefix and wrapper and (2x5000 or 1x128)"
+    kernel = "tests.planted.mask_off_by_one"
+    isolated = run_suite(kernel, select, tmp_path / "isolated", workers=1, device=device)
+    inside = run_suite(kernel, select, tmp_path / "inside", device=device, extra=("--nan-in-process",))
+    assert isolated.completed and inside.completed, inside.describe()
+    assert isolated.failed and inside.outcomes == isolated.outcomes, inside.describe()
+    assert "bringing up nodes" in isolated.output and "bringing up nodes" not in inside.output, inside.output
+
+
+def test_in_process_refuses_workers(device: str, tmp_path: Path) -> None:
+    result = run_suite("kernel", "1x128", tmp_path, workers=2, device=device, extra=("--nan-in-process",))
+    assert result.returncode == 4 and "--nan-in-process runs every test in this process: drop -n" in result.output

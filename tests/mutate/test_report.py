@@ -55,7 +55,21 @@ def test_judgements_say_what_the_trials_showed() -> None:
     assert report.judgement(differs).startswith("real blind spot: differs on fp16 1x8193")
     assert "seed 7" in report.judgement(differs)
     same = {"differs": False, "trials": 50, "seed": 7, "reached": True}
-    assert report.judgement(same) == "plausibly equivalent (no differing input in 50 trials, seed 7)"
+    assert report.judgement(same) == "plausibly equivalent, not proven (no differing input in 50 trials, seed 7)"
     assert report.judgement({**same, "reached": False}).startswith("not reached on this backend")
     assert report.judgement({"error": "trials stopped after 600 s"}).startswith("not judged")
     assert report.judgement(None).startswith("not judged")
+
+
+def test_the_page_says_which_ir_compiled_code_proofs_compared() -> None:
+    compared = {"level": "ttgir", "target": "device", "kernels": ["k:a", "k:b"], "specs": 12, "off": "",
+                "when": "before the cases"}
+    doc = report.document([_entry("h", "equivalent")], {**META, "compiled": compared})
+    assert report.compiled_line(doc) == ("compiled-code proofs: ttgir compared on the current card, 12 "
+                                         "specialization(s) of 2 kernel(s) the suite launches; before the cases")
+    assert 'id="mut-compiled">compiled-code proofs: ttgir compared on the current card' in report.html(doc)
+    cpu = report.document([], {**META, "compiled": {**compared, "target": "cpu"}})
+    assert "ttgir compared for a CUDA sm_90 target, compiled on the CPU" in report.compiled_line(cpu)
+    off = report.document([], {**META, "compiled": {**compared, "off": "the original does not compile here: x"}})
+    assert report.compiled_line(off) == "compiled-code proofs: none (the original does not compile here: x)"
+    assert report.compiled_line(report.document([], META)).startswith("compiled-code proofs: none")

@@ -1,0 +1,263 @@
+"""Mutants proved equivalent, duplicate or not viable by compiled code, with no test run (Trivial Compiler
+Equivalence, Papadakis et al., ICSE 2015).
+
+The original's own run records every launch of a kernel of the unit and its specialization (mutate.coverage). A
+mutant that changes a `@triton.jit` function is compiled for those specializations (mutate.compiled; in a warm
+worker, through `compile_copy`): a kernel that does not compile is **not viable**; a mutant whose changed kernels
+give the original's IR for every specialization the suite launches is **equivalent (proved)**; one whose IR equals
+another mutant's for every one of them is a **duplicate** of it, judged once. Unequal IR proves nothing: the tests
+decide. Which jit functions a mutant changed is read from their source and their callees' (as Triton's cache key,
+without the line a function starts on); a changed function no launched kernel calls (a kernel the suite never
+launches) forbids any proof.
+
+Cost: a compile is ~0.25 s (H200 host and the 2-core CPU alike, measured). On an accelerator the cases compile the
+same kernels anyway, so the first specialization is compiled before the cases; on the CPU the cases run in the
+interpreter (no compile) and a kill costs ~1 s, so only mutants that pass every family case are compiled, before
+their pytest stage.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mutate import classify
+
+COMPILE_LIMIT_S = 300.0  # one compile job (a fresh worker imports Triton first); past it the mutant is not viable
+
+
+# --- in the worker ----------------------------------------------------------------------------------------------
+
+def _jit_functions(top: str) -> dict[str, Any]:
+    """"rel:qualname" -> JITFunction for every @triton.jit function defined in the copy `top` (imported)."""
+    import sys
+
+    from mutate.compiled import as_jit_function
+
+    found: dict[str, Any] = {}
+    for name, module in list(sys.modules.items()):
+        if module is None or not (name == top or name.startswith(top + ".")):
+            continue
+        rel = name[len(top) + 1:]
+        for value in list(vars(module).values()):
+            try:
+                jit = as_jit_function(value)
+            except (TypeError, ImportError):
+                continue
+            if getattr(jit.fn, "__module__", None) == name:
+                found[f"{rel}:{jit.fn.__qualname__}"] = jit
+    return found
+
+
+def _callees(jit: Any, by_fn: dict[int, str]) -> set[str]:
+    """The jit functions of the copy that jit's body names (through its globals, `module.fn` included)."""
+    from mutate.compiled import as_jit_function
+
+    out: set[str] = set()
+    scope = getattr(jit, "__globals__", None) or getattr(jit.fn, "__globals__", {})
+    for node in ast.walk(ast.parse(jit.src if hasattr(jit, "src") else "")):
+        chain: list[str] = []
+        while isinstance(node, ast.Attribute):
+            chain.insert(0, node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in scope:
+            continue
+        value = scope[node.id]
+        for attr in [None, *chain]:
+            if attr is not None:
+                value = getattr(value, attr, None)
+            try:
+                key = by_fn.get(id(as_jit_function(value).fn))
+            except (TypeError, ImportError):
+                continue
+            if key is not None:
+                out.add(key)
+    return out
+
+
+def _source_keys(sources: dict[str, str], calls: dict[str, list[str]]) -> dict[str, str]:
+    """Each jit function's source with the keys of those it calls, hashed: what changes when its code or a callee's
+    does. (Triton's own cache key also holds the line the function starts on, which a mutant above it moves.)"""
+    keys: dict[str, str] = {}
+
+    def key(name: str, stack: tuple[str, ...]) -> str:
+        if name not in keys:
+            inner = [key(c, (*stack, name)) for c in calls.get(name, []) if c not in stack and c != name]
+            keys[name] = hashlib.sha256("\n".join([sources[name], *sorted(inner)]).encode()).hexdigest()
+        return keys[name]
+
+    for name in sources:
+        key(name, ())
+    return keys
+
+
+def compile_copy(job: dict[str, Any]) -> dict[str, Any]:
+    """The reply to a compile job: the copy's jit functions (source key, callees) and the IR digests of the kernels
+    whose key differs from `job["original_keys"]` (all kernels when it is empty), or the spec that fails."""
+    import importlib
+
+    from mutate import compiled
+
+    try:
+        importlib.import_module(job["module"])
+    except Exception as exc:  # noqa: BLE001 - any import failure of a copy: the mutant does not load
+        return {"status": "load_error", "message": f"{type(exc).__name__}: {exc}"[:2000]}
+    functions = _jit_functions(job["top"])
+    by_fn = {id(j.fn): k for k, j in functions.items()}
+    calls = {k: sorted(_callees(j, by_fn)) for k, j in functions.items()}
+    keys = _source_keys({k: getattr(j, "src", "") for k, j in functions.items()}, calls)
+    original = job.get("original_keys") or {}
+    target = None
+    if job.get("target") == "cpu":
+        target, why = compiled.cpu_target()
+        if target is None:
+            return {"status": "unavailable", "message": why}
+    digests: dict[str, list[str]] = {}
+    for kernel, specs in job["kernels"].items():
+        if kernel not in functions or (original and keys[kernel] == original.get(kernel)):
+            continue
+        digests[kernel] = []
+        for text in specs[:1] if job.get("first_only") else specs:
+            try:
+                digests[kernel].append(compiled.ir_digest(functions[kernel], compiled.Spec.from_json(text), target,
+                                                          job["level"]))
+            except compiled.CompileFailed as exc:
+                return {"status": "compile_failed", "kernel": kernel, "spec": text, "message": exc.message[:2000],
+                        "keys": keys, "calls": calls}
+    return {"status": "compiled", "keys": keys, "calls": calls, "digests": digests}
+
+
+# --- in the deciding process ------------------------------------------------------------------------------------
+
+@dataclass
+class Proof:
+    """What compiled code proved about one mutant (status: not_viable, equivalent, duplicate)."""
+
+    status: str
+    why: str
+    twin: str = ""
+
+
+@dataclass
+class Copy:
+    """Where a copy of the unit is, for a compile job."""
+
+    id: str
+    module: str  # the --kernel name of the copy
+    folder: str
+    top: str  # its package (or module) name: mut_<id>
+
+
+Ask = Callable[[dict[str, Any]], dict[str, Any]]  # a compile job -> its reply ({"status": "ended", ...} if none)
+
+
+@dataclass
+class Prover:
+    """The original's compiled kernels, computed once, and the mutants whose first IR digests were seen."""
+
+    launches: dict[str, list[str]]  # "rel:qualname" -> Spec JSON of every launch the original's run made
+    original: Copy
+    level: str
+    target: str  # "device" (the current card) or "cpu" (a GPU target compiled without a device)
+    off: str = ""  # why no proof is possible (the original does not compile here...)
+    _keys: dict[str, str] | None = None
+    _calls: dict[str, list[str]] = field(default_factory=dict)
+    _full: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # copy id -> kernel -> digests
+    _leaders: dict[tuple[Any, ...], Copy] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def kernels(self) -> dict[str, list[str]]:
+        """Kernels whose every launch has a Spec (a launch without one cannot be compiled alike)."""
+        return {k: sorted(v) for k, v in self.launches.items() if v and "" not in v}
+
+    def describe(self) -> dict[str, Any]:
+        """For the report: what was compared, at which level, for how many specializations."""
+        kernels = self.kernels
+        return {"level": self.level, "target": self.target, "kernels": sorted(kernels),
+                "specs": sum(map(len, kernels.values())), "off": self.off}
+
+    def _job(self, copy: Copy, kernels: dict[str, list[str]], first_only: bool, against: bool) -> dict[str, Any]:
+        return {"op": "compile", "module": copy.module, "paths": [copy.folder], "top": copy.top,
+                "kernels": kernels, "first_only": first_only, "level": self.level, "target": self.target,
+                "original_keys": self._keys if against else {}}
+
+    def _original(self, ask: Ask) -> bool:
+        """The original's keys and full digests, once (the first slot to ask computes them)."""
+        with self._lock:
+            if self._keys is None and not self.off:
+                reply = ask(self._job(self.original, self.kernels, False, False))
+                if reply.get("status") != "compiled":
+                    self.off = f"the original does not compile here: {reply.get('message', reply.get('status'))}"
+                else:
+                    self._keys, self._calls = reply["keys"], reply["calls"]
+                    self._full[self.original.id] = reply["digests"]
+            return not self.off
+
+    def _reached(self) -> set[str]:
+        """Jit functions a kernel with known specs launches or calls, transitively (on the original)."""
+        seen, todo = set(), list(self.kernels)
+        while todo:
+            k = todo.pop()
+            if k not in seen:
+                seen.add(k)
+                todo += self._calls.get(k, [])
+        return seen
+
+    def _full_of(self, copy: Copy, kernels: Iterable[str], ask: Ask) -> dict[str, list[str]] | None:
+        known = self._full.get(copy.id, {})
+        missing = {k: self.kernels[k] for k in kernels if len(known.get(k, [])) < len(self.kernels[k])}
+        if missing:
+            reply = ask(self._job(copy, missing, False, False))
+            if reply.get("status") != "compiled":
+                return None
+            known = {**known, **reply["digests"]}
+            self._full[copy.id] = known
+        return known
+
+    def prove(self, copy: Copy, ask: Ask) -> Proof | None:
+        """A proof about the mutant copy, or None: its tests decide."""
+        if not self._original(ask):
+            return None
+        kernels = self.kernels
+        reply = ask(self._job(copy, kernels, True, True))
+        status = reply.get("status")
+        if status == "compile_failed":
+            spec = reply["spec"]
+            return Proof(classify.NOT_VIABLE, f"does not compile ({reply['kernel']}, {self.target} target, one of "
+                                              f"the suite's specializations: {spec[:200]}): "
+                                              f"{reply['message'].strip().splitlines()[-1][:300]}")
+        if status == "load_error":
+            return Proof(classify.NOT_VIABLE, f"does not import: {reply['message'][:300]}")
+        if status == "ended":
+            return Proof(classify.NOT_VIABLE, f"the compiler did not finish: {reply.get('message', '')[:300]}")
+        if status != "compiled":
+            return None
+        assert self._keys is not None
+        changed = {k for k, key in reply["keys"].items() if self._keys.get(k) != key}
+        changed |= set(self._keys) - set(reply["keys"])
+        changed_kernels = sorted(changed & set(kernels))
+        if not changed_kernels or not changed <= self._reached():
+            return None  # a change outside every launched kernel: nothing compiled can speak for it
+        first = {k: reply["digests"][k][0] for k in changed_kernels}
+        specs = sum(len(kernels[k]) for k in changed_kernels)
+        names = ", ".join(k.split(":")[-1] for k in changed_kernels)
+        original_full = self._full[self.original.id]
+        if all(first[k] == original_full[k][0] for k in changed_kernels):
+            full = self._full_of(copy, changed_kernels, ask)
+            if full is not None and all(full[k] == original_full[k] for k in changed_kernels):
+                return Proof(classify.EQUIVALENT, f"equivalent (proved: same {self.level} as the original for all "
+                                                  f"{specs} specialization(s) of {names} the suite launches)")
+        signature = (tuple(changed_kernels), tuple(first[k] for k in changed_kernels))
+        with self._lock:
+            leader = self._leaders.setdefault(signature, copy)
+        if leader is copy:
+            return None
+        mine, theirs = self._full_of(copy, changed_kernels, ask), self._full_of(leader, changed_kernels, ask)
+        if mine is not None and theirs is not None and all(mine[k] == theirs[k] for k in changed_kernels):
+            return Proof(classify.DUPLICATE, f"duplicate of {leader.id} (proved: same {self.level} for all {specs} "
+                                             f"specialization(s) of {names} the suite launches)", twin=leader.id)
+        return None
