@@ -290,7 +290,12 @@ def _main(argv: Sequence[str] | None) -> int:
 
     verdicts = engine.run_all(todo, deadline, progress)
     for job in todo:
-        entries[job.mutant.id] = entry(job.mutant, verdicts[job.mutant.id])
+        entries[job.mutant.id] = entry(job.mutant, verdicts.get(job.mutant.id) or Verdict(
+            classify.NOT_RUN, why="interrupted before it was judged"))
+    if engine.interrupted:
+        print("mutate: interrupted: the runs in flight were ended; what was judged is reported (INCOMPLETE)",
+              file=sys.stderr, flush=True)
+        args.trials = 0
     meta["flaky_original"] = sorted(engine.flaky | runner.flaky)
     meta["compiled"] = {**prover.describe(), "when": "before the cases" if engine.prove_first else
                         "for mutants every family case passes, before their pytest stage"} if prover else {}

@@ -22,7 +22,9 @@ from mutate import classify
 from mutate.coverage import reaches
 from mutate.generate import Mutant
 from mutate.pool import DIED, HUNG, Answer, WorkerProcess
+from mutate.pool import stop_all as stop_workers
 from mutate.run import UNSTABLE, Runner, Target, run_env
+from mutate.run import stop_all as stop_runs
 from mutate.suite import Stage, pytest_argv
 from mutate.tce import COMPILE_LIMIT_S, Copy, Prover
 
@@ -91,6 +93,8 @@ class Engine:
         self.lock = threading.Lock()
         self.floor = CASE_FLOOR_S.get(device, ACCELERATOR_FLOOR_S)
         self.prover = prover
+        self.deadline = float("inf")  # run_all's; an interrupt brings it forward to now
+        self.interrupted = False
         self.prove_first = device != "cpu"  # see mutate.tce: compiles are free on a device, dear under the interpreter
         self.compilers: dict[int, WorkerProcess] = {}  # the CPU's compile-only worker of each slot
 
@@ -130,7 +134,11 @@ class Engine:
                 holder["w"] = w
             else:
                 self.compilers[slot] = w
-            answer = w.ask(message, {}, COMPILE_LIMIT_S)
+            answer = w.ask(message, {}, COMPILE_LIMIT_S, until=self.deadline)
+            if answer.ended and (answer.budget or self.interrupted):
+                holder["w"] = None if self.prove_first else holder["w"]
+                self.compilers.pop(slot, None)
+                return {"status": "budget", "message": "the budget ran out while compiling"}
             if answer.ended:
                 holder["w"] = None if self.prove_first else holder["w"]
                 self.compilers.pop(slot, None)
@@ -156,7 +164,7 @@ class Engine:
                 ok = False
                 break
             answer = worker.ask({"op": "judge", "module": self.original[0], "paths": [str(self.original[1])],
-                                 "cases": [case]}, self.limits([case]), 600.0)
+                                 "cases": [case]}, self.limits([case]), 600.0, until=self.deadline)
             worker.close()
             if answer.ended or answer.reply.get("status") != "passed":
                 ok = False
@@ -208,10 +216,13 @@ class Engine:
                 return Verdict(classify.NOT_RUN, why="the budget ran out before it was judged"), worker
             t0 = time.monotonic()
             answer = worker.ask({"op": "judge", "module": job.module, "paths": [str(job.folder)], "cases": run},
-                                self.limits(run), left)
+                                self.limits(run), left, until=self.deadline)
             lap("warm", t0)
             if answer.ended:
                 worker = None
+                if answer.budget or self.interrupted:
+                    return Verdict(classify.NOT_RUN, why="the budget ran out during its run"
+                                   if not self.interrupted else "interrupted during its run"), None
                 if not answer.case:
                     return Verdict(classify.NOT_RUN, why=f"worker {answer.ended}: {answer.detail}"), None
                 if answer.ended == HUNG and time.monotonic() >= deadline - 1:
@@ -278,7 +289,8 @@ class Engine:
                            device=self.device, folder=folder, first_failure=True, run_id=run_id,
                            deselect=(*s.deselect, *sorted(self.runner.flaky)), extra=s.extra, in_process=True)
         limit = min(s.per_run_s, deadline - time.monotonic())
-        answer = worker.ask({"op": "pytest", "argv": argv, "module": job.module}, {}, max(1.0, limit))
+        answer = worker.ask({"op": "pytest", "argv": argv, "module": job.module}, {}, max(1.0, limit),
+                            until=self.deadline)
         if answer.ended:
             return None, None
         if answer.reply.get("status") != "ran":
@@ -318,6 +330,7 @@ class Engine:
     def run_all(self, jobs: Sequence[Job], deadline: float,
                 done: Callable[[Job, Verdict], None] | None = None) -> dict[str, Verdict]:
         """Every job, `self.jobs` slots at a time, each slot keeping its warm worker between mutants."""
+        self.deadline = deadline
         todo: queue.Queue[Job] = queue.Queue()
         for job in jobs:
             todo.put(job)
@@ -331,11 +344,13 @@ class Engine:
                         job = todo.get_nowait()
                     except queue.Empty:
                         return
-                    if time.monotonic() >= deadline - 5:
+                    if self.interrupted:
+                        verdict = Verdict(classify.NOT_RUN, why="not started: the run was interrupted")
+                    elif time.monotonic() >= self.deadline - 5:
                         verdict = Verdict(classify.NOT_RUN, why="not started within the budget")
                     else:
                         try:
-                            verdict, worker = self.judge(job, slot, worker, deadline)
+                            verdict, worker = self.judge(job, slot, worker, self.deadline)
                         except Exception as exc:  # noqa: BLE001 - our own failure: the mutant is not judged
                             verdict = Verdict(classify.NOT_RUN, why=f"{type(exc).__name__}: {exc}")
                     with self.lock:
@@ -352,6 +367,13 @@ class Engine:
         threads = [threading.Thread(target=slot_loop, args=(k,), daemon=True) for k in range(self.jobs)]
         for t in threads:
             t.start()
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                t.join()
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every worker and run ends now, what was judged is kept
+            self.interrupted, self.deadline, self.runner.deadline = True, 0.0, 0.0
+            stop_workers()
+            stop_runs()
+            for t in threads:
+                t.join(timeout=60)
         return results

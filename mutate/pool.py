@@ -34,6 +34,23 @@ class Answer:
     case: str = ""
     detail: str = ""
     seconds: float = 0.0
+    budget: bool = False  # stopped because the run's deadline came, not the case's own limit
+
+
+_LIVE: set[WorkerProcess] = set()  # workers not yet stopped: ended at once by stop_all on an interrupt
+_LIVE_LOCK = threading.Lock()
+
+
+def stop_all() -> None:
+    """End every worker this process started and has not stopped (an interrupt: their answers say they ended)."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+    for worker in live:
+        if worker.proc.poll() is None:
+            try:
+                os.killpg(worker.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 class WorkerProcess:
@@ -48,6 +65,8 @@ class WorkerProcess:
                 *[f"--nan-family={f}" for f in families], *(["--compile-only"] if compile_only else [])]
         self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, start_new_session=True)
+        with _LIVE_LOCK:
+            _LIVE.add(self)
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.cases: list[str] = []
@@ -89,8 +108,10 @@ class WorkerProcess:
             self.stop()
             return f"the worker did not start within {STARTUP_S:.0f} s"
 
-    def ask(self, job: dict[str, Any], limits: dict[str, float], default_limit: float) -> Answer:
-        """Send one job; wait for its answer, each case within its own limit."""
+    def ask(self, job: dict[str, Any], limits: dict[str, float], default_limit: float,
+            until: float = float("inf")) -> Answer:
+        """Send one job; wait for its answer, each case within its own limit and the whole before `until` (a
+        time.monotonic() deadline: past it the worker is ended and the answer says so)."""
         start = time.monotonic()
         assert self.proc.stdin is not None
         try:
@@ -101,10 +122,14 @@ class WorkerProcess:
         case, limit = "", default_limit
         ran: dict[str, dict[str, Any]] = {}
         while True:
+            waited = time.monotonic()
             try:
-                message = self.next_message(limit)
+                message = self.next_message(min(limit, until - waited))
             except TimeoutError:
                 self.stop()
+                if until - waited < limit:
+                    return Answer(ended=HUNG, case=case, detail="the run's budget ran out", budget=True,
+                                  seconds=time.monotonic() - start, ran=ran)
                 return Answer(ended=HUNG, case=case, detail=f"no answer within {limit:.0f} s",
                               seconds=time.monotonic() - start, ran=ran)
             if message is None:
@@ -121,6 +146,8 @@ class WorkerProcess:
 
     def stop(self) -> None:
         """End the worker and everything it started (its own process group)."""
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGKILL)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -130,6 +131,19 @@ def compile_copy(job: dict[str, Any]) -> dict[str, Any]:
     return {"status": "compiled", "keys": keys, "calls": calls, "digests": digests}
 
 
+def _error_line(message: str) -> str:
+    """The line of a compiler's message that says what is wrong (its last line may be a caret under the source)."""
+    lines = [line.strip() for line in message.strip().splitlines() if any(c.isalpha() for c in line)]
+    return (lines[-1] if lines else message.strip())[:300]
+
+
+def _short_spec(text: str) -> str:
+    """A specialization in a few words: its constexpr values and pointer types."""
+    spec = json.loads(text)
+    pointers = sorted({t for t in spec.get("signature", {}).values() if isinstance(t, str) and t.startswith("*")})
+    return ", ".join([*(f"{k}={v}" for k, v in sorted(spec.get("constexprs", {}).items())), *pointers])
+
+
 # --- in the deciding process ------------------------------------------------------------------------------------
 
 @dataclass
@@ -189,7 +203,9 @@ class Prover:
         """The original's keys and full digests, once (the first slot to ask computes them)."""
         with self._lock:
             if self._keys is None and not self.off:
-                reply = ask(self._job(self.original, self.kernels, False, False))
+                reply = ask(self._job(self.original, self.kernels, True, False))
+                if reply.get("status") == "budget":
+                    return False
                 if reply.get("status") != "compiled":
                     self.off = f"the original does not compile here: {reply.get('message', reply.get('status'))}"
                 else:
@@ -227,11 +243,14 @@ class Prover:
         status = reply.get("status")
         if status == "compile_failed":
             spec = reply["spec"]
-            return Proof(classify.NOT_VIABLE, f"does not compile ({reply['kernel']}, {self.target} target, one of "
-                                              f"the suite's specializations: {spec[:200]}): "
-                                              f"{reply['message'].strip().splitlines()[-1][:300]}")
+            where = "on the current card" if self.target == "device" else "for CUDA sm_90, on the CPU"
+            return Proof(classify.NOT_VIABLE, f"does not compile {where} ({reply['kernel']} for "
+                                              f"{_short_spec(spec)}, as the suite launches it): "
+                                              f"{_error_line(reply['message'])}")
         if status == "load_error":
             return Proof(classify.NOT_VIABLE, f"does not import: {reply['message'][:300]}")
+        if status == "budget":
+            return None
         if status == "ended":
             return Proof(classify.NOT_VIABLE, f"the compiler did not finish: {reply.get('message', '')[:300]}")
         if status != "compiled":
@@ -245,10 +264,11 @@ class Prover:
         first = {k: reply["digests"][k][0] for k in changed_kernels}
         specs = sum(len(kernels[k]) for k in changed_kernels)
         names = ", ".join(k.split(":")[-1] for k in changed_kernels)
-        original_full = self._full[self.original.id]
-        if all(first[k] == original_full[k][0] for k in changed_kernels):
-            full = self._full_of(copy, changed_kernels, ask)
-            if full is not None and all(full[k] == original_full[k] for k in changed_kernels):
+        if all(first[k] == self._full[self.original.id][k][0] for k in changed_kernels):
+            full, original_full = self._full_of(copy, changed_kernels, ask), self._full_of(self.original,
+                                                                                           changed_kernels, ask)
+            if full is not None and original_full is not None and all(full[k] == original_full[k]
+                                                                      for k in changed_kernels):
                 return Proof(classify.EQUIVALENT, f"equivalent (proved: same {self.level} as the original for all "
                                                   f"{specs} specialization(s) of {names} the suite launches)")
         signature = (tuple(changed_kernels), tuple(first[k] for k in changed_kernels))

@@ -6,11 +6,15 @@ so their ids follow the source), the CPU interpreter, no equivalence trials.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from mutate import cli, generate
 from mutate.source import find_source
+from mutate.suite import ROOT
 from tests.support.limits import hang_limit
 
 KERNEL = "tests.designs.vllm_ascend"
@@ -62,6 +66,24 @@ def test_a_weakened_suite_scores_lower_than_the_full_suite(tmp_path: Path) -> No
     cut_code, cut = _run(tmp_path / "full", ids=[other], budget_s=1)  # judged nothing within its budget
     assert cut_code == cli.EXIT_INCOMPLETE == 3 and not cut["complete"] and cut["counts"]["not_run"] == 1
     assert cli.summary_line(cut).startswith("mutation INCOMPLETE: score n/a")
+
+    # SIGTERM after the first judged mutant (a CI job's timeout): the workers end, what was judged is reported
+    others = [m.id for m in generate.generate(find_source(KERNEL).read_text(), "tests/designs/vllm_ascend.py",
+                                              KERNEL).mutants if m.id not in _ids()][1:9]
+    proc = subprocess.Popen([sys.executable, "-m", "mutate", "--kernel", KERNEL, "--ids", ",".join(others),
+                             "--out", str(tmp_path / "full"), "--trials", "0", "--jobs", "1", "--budget-s",
+                             f"{BUDGET_S:.0f}"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    seen: list[str] = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith("mutate: [1/"):
+            proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=BUDGET_S) == cli.EXIT_INCOMPLETE, seen
+    stopped = json.loads((tmp_path / "full" / "mutation.json").read_text())
+    assert not stopped["complete"] and stopped["counts"]["not_run"] >= 1, stopped["counts"]
+    judged = [m for m in stopped["mutants"] if m["id"] in others and m["status"] != "not_run"]
+    assert judged and any("interrupted" in m["why"] for m in stopped["mutants"] if m["status"] == "not_run")
 
 
 def test_a_module_without_mutants_is_a_usage_error(capsys: Any) -> None:
