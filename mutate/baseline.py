@@ -94,4 +94,4 @@ def combine(warm: dict[str, Any], tests: dict[str, Any] | None) -> Baseline:
         failed += tests["failed"]
         rest = list(tests["tests"])
     return Baseline(warm["cases"], set(warm["fast"]), warm["times"], coverage, rest, failed,
-                    dict(warm.get("launches", {})))
+                    dict(warm.get("launches", {})), {case for case, _ in warm.get("skipped", [])})

@@ -33,6 +33,7 @@ from mutate.package import Unit, find_unit, write_copy
 from mutate.run import Runner, Settings, Target, run_env
 from mutate.source import SourceError
 from mutate.suite import ROOT, other_tests
+from mutate.warm import CASES_DIR_VAR
 
 DEVICES = ("cpu", "cuda", "npu")
 DEFAULT_OUT = "reports/mutation"
@@ -217,6 +218,9 @@ def _main(argv: Sequence[str] | None) -> int:
     print(f"mutate: {args.kernel} ({files}): {len(all_mutants)} mutants, {len(not_compiling)} did not compile, "
           f"{duplicates} duplicates; judging {len(mutants)} on {args.device} with {jobs} warm worker(s), "
           f"budget {args.budget_s:.0f} s -> {out}", flush=True)
+    # workers share built cases, per (suite, versions, families): a case's tensors follow from those alone
+    os.environ[CASES_DIR_VAR] = str(out / "cases" / key_of("cases", suite_revision(), versions(),
+                                                            list(args.nan_family))[:16])
     original_module, original_files = write_copy(unit, out / "original", generate.ORIGINAL)
     traced = {name: str(path) for name, path in original_files.items()}
     settings = Settings(args.device, out, jobs=jobs, cards=cards, visibility_var=var, per_run_s=args.per_mutant_s,

@@ -9,6 +9,7 @@ as flaky and the mutant judged again without it.
 """
 from __future__ import annotations
 
+import os
 import queue
 import threading
 import time
@@ -23,6 +24,7 @@ from mutate.coverage import reaches
 from mutate.generate import Mutant
 from mutate.pool import DIED, HUNG, Answer, WorkerProcess
 from mutate.pool import stop_all as stop_workers
+from mutate.warm import UNPLACED
 from mutate.run import UNSTABLE, Runner, Target, run_env
 from mutate.run import stop_all as stop_runs
 from mutate.suite import Stage, pytest_argv
@@ -59,6 +61,7 @@ class Baseline:
     rest: list[str]  # pytest node ids outside the warm cases, in run order
     failed: list[str] = field(default_factory=list)
     launches: dict[str, list[str]] = field(default_factory=dict)  # "file::qualname" -> Spec JSON of each launch
+    skipped: set[str] = field(default_factory=set)  # cases the original's run skipped (not run, or not placed)
 
     def reaching(self, files: Sequence[str], lines: Sequence[int]) -> tuple[list[str], list[str]]:
         """(warm cases, pytest tests) whose coverage holds any changed line of the mutant's file."""
@@ -114,7 +117,7 @@ class Engine:
         card = slot % self.cards if self.cards else None
         log = self.out / "workers" / f"slot{slot}{'-compile' if compile_only else ''}.log"
         return WorkerProcess(self.device, run_env(self.device, card, self.visibility_var), log, self.families,
-                             compile_only=compile_only)
+                             compile_only=compile_only, threads=max(1, (os.cpu_count() or 1) // self.jobs))
 
     def _prove(self, job: Job, slot: int, worker: WorkerProcess | None) -> tuple[Verdict | None, WorkerProcess | None]:
         """Compiled code's verdict on a kernel mutant (mutate.tce), asked of the slot's worker on a device, of its
@@ -235,6 +238,11 @@ class Engine:
                 continue  # the case is flaky for the original too: judged again without it
             verdict = self._from_reply(answer)
             verdict.seconds = time.monotonic() - start
+            unplaced = [c for c, why in answer.reply.get("skipped", []) if why.startswith(UNPLACED)
+                        and c not in self.base.skipped]
+            if verdict.status == classify.STAGE_PASSED and unplaced:
+                return Verdict(classify.NOT_RUN, why=f"{len(unplaced)} case(s) the original ran could not be placed "
+                                                     f"for it (device or host memory), e.g. {unplaced[0]}"), worker
             if verdict.status != classify.STAGE_PASSED:
                 self._remember(job, verdict)
                 return verdict, worker

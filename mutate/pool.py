@@ -57,12 +57,13 @@ class WorkerProcess:
     """One `python -m mutate.warm` child: its pipes, a reader thread, its log."""
 
     def __init__(self, device: str, env: dict[str, str], log: Path, families: tuple[str, ...] = (),
-                 compile_only: bool = False) -> None:
+                 compile_only: bool = False, threads: int = 0) -> None:
         log.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log
         self._log = open(log, "ab")
         argv = [sys.executable, "-m", "mutate.warm", "--device", device,
-                *[f"--nan-family={f}" for f in families], *(["--compile-only"] if compile_only else [])]
+                *[f"--nan-family={f}" for f in families], *(["--compile-only"] if compile_only else []),
+                *([f"--threads={threads}"] if threads else [])]
         self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, start_new_session=True)
         with _LIVE_LOCK:

@@ -26,6 +26,8 @@ import traceback
 import warnings
 from typing import IO, Any
 
+UNPLACED = "cannot place the input"  # a case skipped for memory: the mutant is not judged on it
+CASES_DIR_VAR = "MUTATE_CASES_DIR"  # where a run's workers share built cases (set by mutate.cli per suite revision)
 FAMILY_TEST = "tests/precision/test_families.py::test_case"  # the pytest test every family case runs in
 
 
@@ -66,9 +68,11 @@ class Worker:
         self.reply_to.flush()
 
     def _built(self, fc: Any) -> Any:
+        """The case built once per worker; with MUTATE_CASES_DIR, once per run (the first worker saves it, the
+        others load it: building the large generated cases is most of a fresh worker's first pass)."""
         key = str(fc)
         if key not in self.built:
-            self.built[key] = fc.family.build(fc.case)
+            self.built[key] = _shared_build(fc, os.environ.get(CASES_DIR_VAR))
         return self.built[key]
 
     def judge(self, job: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +108,7 @@ class Worker:
                     out["skipped"].append([case, str(exc)])
                     continue
                 except (RuntimeError, MemoryError) as exc:  # as the pytest test: an input too large to place
-                    out["skipped"].append([case, f"cannot place the input: {exc}"])
+                    out["skipped"].append([case, f"{UNPLACED}: {exc}"])
                     continue
                 finally:
                     out["times"][case] = round(time.perf_counter() - start, 4)
@@ -164,6 +168,30 @@ class Worker:
                 self.reply({"op": "done", "status": "error", "message": traceback.format_exc()[-4000:]})
 
 
+def _shared_build(fc: Any, folder: str | None) -> Any:
+    """fc's Built from the run's case folder, or built here and saved there (atomically); a case made on the
+    device (build_on) is never saved."""
+    import hashlib
+
+    import torch
+
+    if not folder:
+        return fc.family.build(fc.case)
+    path = os.path.join(folder, hashlib.sha1(str(fc).encode()).hexdigest() + ".pt")
+    if os.path.exists(path):
+        try:
+            return torch.load(path, weights_only=False)
+        except Exception:  # noqa: BLE001 - a torn or foreign file: build it again
+            pass
+    built = fc.family.build(fc.case)
+    if built.build_on is None:
+        os.makedirs(folder, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        torch.save(built, tmp)
+        os.replace(tmp, path)
+    return built
+
+
 def _forget(module: str, before: set[str], paths: list[str]) -> None:
     """The job's copy leaves sys.modules and its folders sys.path: the next job imports its own afresh."""
     top = module.split(".")[0]
@@ -181,7 +209,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", required=True)
     p.add_argument("--nan-family", action="append", default=[])
     p.add_argument("--compile-only", action="store_true", help="only compile jobs, never the interpreter (CPU)")
+    p.add_argument("--threads", type=int, default=0, help="torch's CPU threads (0: torch's default)")
     args = p.parse_args(argv)
+    if args.threads > 0:  # workers side by side: each its share of the cores, not all of them each
+        import torch
+
+        torch.set_num_threads(args.threads)
     reply = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # what the kernel prints goes to the log, never into the replies
     sys.stdout = sys.stderr
