@@ -16,7 +16,9 @@ from mutate.agreement import agrees
 from mutate.suite import ROOT
 from tests.support.limits import hang_limit
 
-SLICE = {"ee8481522f": "killed", "9f5108c2a9": "survived", "353f208643": "not_viable"}
+# the kill: the count starts at 1. (Not an early return before the store: its killer in a warm worker may be a
+# case whose output pytest's fresh process finds zeroed by luck; the tox env reports such kills, CI stays stable.)
+SLICE = {"e9a68f570f": "killed", "9f5108c2a9": "survived", "353f208643": "not_viable"}
 
 
 def test_statuses_agree_only_when_they_mean_the_same() -> None:
