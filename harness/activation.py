@@ -24,6 +24,7 @@ def is_worker(config: pytest.Config) -> bool:
 
 
 IN_PROCESS = "--nan-in-process"  # tests run the kernel in this process: the caller isolates it (mutate.warm)
+IN_PROCESS_CALLER = "NAN_HARNESS_ISOLATING_CALLER"  # set by such a caller in its own process: the option's key
 
 
 def in_process(config: pytest.Config) -> bool:

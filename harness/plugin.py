@@ -100,6 +100,10 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
     deciding = not (activation.is_worker(config) or config.option.help or config.option.version
                     or config.option.collectonly)
     if activation.active(config) and deciding and activation.in_process(config):
+        if not os.environ.get(activation.IN_PROCESS_CALLER):  # the exit status of such a run is no verdict
+            raise pytest.UsageError(f"{activation.IN_PROCESS} is for a caller that isolates this process itself and "
+                                    f"sets {activation.IN_PROCESS_CALLER} (python -m mutate's warm workers): a "
+                                    "kernel that ends this process would end the run with its own exit status")
         if getattr(config.option, "numprocesses", None) not in (None, 0, "0"):
             raise pytest.UsageError(f"{activation.IN_PROCESS} runs every test in this process: drop -n")
     elif activation.active(config) and deciding:

@@ -215,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         import torch
 
         torch.set_num_threads(args.threads)
+    os.environ["NAN_HARNESS_ISOLATING_CALLER"] = "mutate.warm"  # its pytest stage runs --nan-in-process: we isolate
     reply = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # what the kernel prints goes to the log, never into the replies
     sys.stdout = sys.stderr

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.activation import IN_PROCESS_CALLER
 from harness.isolation import is_fatal_device_error
 from tests.support.limits import hang_limit
 from tests.support.subrun import SubRun, run_suite
@@ -76,12 +77,20 @@ def test_in_process_run_judges_as_an_isolated_one(device: str, tmp_path: Path) -
     select = "fp32-prefix and wrapper and (2x5000 or 1x128)"
     kernel = "tests.planted.mask_off_by_one"
     isolated = run_suite(kernel, select, tmp_path / "isolated", workers=1, device=device)
-    inside = run_suite(kernel, select, tmp_path / "inside", device=device, extra=("--nan-in-process",))
+    inside = run_suite(kernel, select, tmp_path / "inside", device=device, extra=("--nan-in-process",),
+                       env={IN_PROCESS_CALLER: "this test"})
     assert isolated.completed and inside.completed, inside.describe()
     assert isolated.failed and inside.outcomes == isolated.outcomes, inside.describe()
     assert "bringing up nodes" in isolated.output and "bringing up nodes" not in inside.output, inside.output
 
 
 def test_in_process_refuses_workers(device: str, tmp_path: Path) -> None:
-    result = run_suite("kernel", "1x128", tmp_path, workers=2, device=device, extra=("--nan-in-process",))
+    result = run_suite("kernel", "1x128", tmp_path, workers=2, device=device, extra=("--nan-in-process",),
+                       env={IN_PROCESS_CALLER: "this test"})
     assert result.returncode == 4 and "--nan-in-process runs every test in this process: drop -n" in result.output
+
+
+def test_in_process_needs_a_caller_that_isolates_it(device: str, tmp_path: Path) -> None:
+    """A user passing --nan-in-process for speed gets a usage error: a kernel calling os._exit(0) would be green."""
+    result = run_suite("tests.hostile.exits_zero", "1x128", tmp_path, device=device, extra=("--nan-in-process",))
+    assert result.returncode == 4 and f"sets {IN_PROCESS_CALLER}" in result.output, result.output
