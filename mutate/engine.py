@@ -260,24 +260,15 @@ class Engine:
         t0 = time.monotonic()
         status, worker = self._rest_in_worker(job, rest, slot, worker, deadline)
         lap("pytest", t0)
-        if status is not None:
-            killer = ({"nodeid": status.nodeid, "family": status.family, "verdict": status.verdict,
-                       "crash": status.crash} if status.outcome == classify.KILLED else None)
-            verdict = Verdict(classify.SURVIVED if status.outcome == classify.STAGE_PASSED else status.outcome,
-                              status.why, killer, "pytest", time.monotonic() - start, len(cases), status.crash)
-            self._remember(job, verdict)
-            return verdict, worker
-        t0 = time.monotonic()
-        outcome = self.runner.run(Target(job.module, (job.folder,), job.mutant.id), self.out / "mutants" /
-                                  job.mutant.id / "runs", stages=(Stage("rest", tuple(rest)),))
-        lap("pytest isolated", t0)
-        status = outcome.status
+        if status is None:  # the isolated pytest decides
+            t0 = time.monotonic()
+            status = self.runner.run(Target(job.module, (job.folder,), job.mutant.id), self.out / "mutants" /
+                                     job.mutant.id / "runs", stages=(Stage("rest", tuple(rest)),)).status
+            lap("pytest isolated", t0)
         killer = ({"nodeid": status.nodeid, "family": status.family, "verdict": status.verdict,
                    "crash": status.crash} if status.outcome == classify.KILLED else None)
-        verdict = Verdict(status.outcome, status.why, killer, "pytest", time.monotonic() - start, len(cases),
-                          status.crash)
-        if status.outcome == classify.STAGE_PASSED:
-            verdict.status = classify.SURVIVED
+        verdict = Verdict(classify.SURVIVED if status.outcome == classify.STAGE_PASSED else status.outcome,
+                          status.why, killer, "pytest", time.monotonic() - start, len(cases), status.crash)
         self._remember(job, verdict)
         return verdict, worker
 
