@@ -49,7 +49,7 @@ def whole_row_candidates(x: torch.Tensor, cores: int, quick: bool) -> Iterator[C
         yield f"sum-per-step grid=rows step={step // 1024}KB warps={warps}", per_step
         for grid in grids:
             def accumulate(grid: int = grid, block: int = block, chunk: int = chunk, warps: int = warps) -> object:
-                out = x.new_empty(rows, dtype=torch.int32)
+                out = x.new_zeros(rows, dtype=torch.int32)  # the items kernel adds into its output
                 _count_items_kernel[(grid,)](x, x.stride(0), out, vocab, rows, 1, chunk,
                                              BLOCK=block, num_warps=warps)
                 return out
@@ -58,22 +58,20 @@ def whole_row_candidates(x: torch.Tensor, cores: int, quick: bool) -> Iterator[C
             yield f"accumulator grid={label} step={step // 1024}KB warps={warps}", accumulate
 
 
-def split_candidates(x: torch.Tensor, cores: int, pdl: bool, quick: bool) -> Iterator[Candidate]:
-    """The planner's split with other items per core, step sizes and warps, in one launch with atomic adds (CUDA) or
-    in two stages (with a dependent second launch where offered)."""
+def split_candidates(x: torch.Tensor, cores: int, quick: bool) -> Iterator[Candidate]:
+    """The planner's split (one launch adding into a zeroed output) with other items per core, steps and warps."""
     from kernel.launch import Tuning, plan_launch
     from kernel.num_nans import run_plan
 
     rows, vocab = x.shape
     per_cores, steps, warp_counts = ((8,), (2048, 8192), (4, 16)) if quick else ((4, 8, 16), (2048, 4096, 8192), WARPS)
-    stagings = [(False, False)] + ([(False, True)] if pdl else []) + ([(True, False)] if x.is_cuda else [])
-    for per_core, step, warps, (atomics, dependent) in itertools.product(per_cores, steps, warp_counts, stagings):
+    for per_core, step, warps in itertools.product(per_cores, steps, warp_counts):
         tuning = Tuning(cores, split_rows=rows + 1, split_items=per_core * cores, max_programs=per_core * cores,
                         row_programs=cores, row_block_bytes=step, row_warps=warps, split_block_bytes=step,
-                        split_warps=warps, pdl=dependent, atomics=atomics)
+                        split_warps=warps)
         plan = plan_launch(rows, vocab, x.element_size(), tuning)
         name = (f"{plan.variant} items={per_core}xcores step={step // 1024 or step}{'KB' if step >= 1024 else 'B'} "
-                f"warps={warps} pdl={int(plan.pdl)} atomics={int(plan.atomics)} chunks={plan.num_chunks}")
+                f"warps={warps} chunks={plan.num_chunks}")
         yield name, (lambda plan=plan: run_plan(x, plan))
 
 
@@ -145,10 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     from bench.env import environment
     from bench.shapes import Shape, build
     from bench.timers import TIMERS, repetitions
-    from kernel.launch import device_cores, tuning_for
+    from kernel.launch import device_cores
 
     cores = device_cores(torch.device(device))
-    pdl = tuning_for(torch.device(device)).pdl
     if device == "cpu":
         print("INTERPRETER SMOKE RUN: these timings mean nothing")
     results: list[dict[str, object]] = []
@@ -157,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         shape = Shape(kind, dtype, rows, vocab, vocab)
         x = build(shape, device)
         candidates = (whole_row_candidates(x, cores, args.quick) if kind == "rows"
-                      else split_candidates(x, cores, pdl, args.quick))
+                      else split_candidates(x, cores, args.quick))
         result = {"key": shape.key, "kind": kind, "element_size": x.element_size(),
                   **measure(x, candidates, TIMERS[device], repetitions(device, args.quick))}
         results.append(result)

@@ -1,7 +1,7 @@
 """What `--kernel` names as code to mutate, and how a changed copy of it is put under test under a new name.
 
 `--kernel kernel` (a package) mutates the modules the package's API is made of: the package's `__init__` and every
-module of the same package it imports, transitively (kernel -> num_nans, launch, predicate, fastlaunch, zeroed).
+module of the same package it imports, transitively (kernel -> num_nans, launch, predicate, fastlaunch).
 `--kernel kernel.num_nans` mutates that module and the same-package modules it imports (the package's `__init__`
 only when one of them imports it; otherwise the copy's is empty). A top-level module (`my_fix`) is mutated alone. Found by reading imports, never by importing: the deciding process runs no kernel.
 

@@ -65,8 +65,7 @@ def test_cuda_switch_points_on_an_h200(monkeypatch: pytest.MonkeyPatch, rows: in
     plan: LaunchPlan = plan_launch(rows, vocab, 4, launch.tuning_for(torch.device("cuda"), cores=132), True)
     assert (plan.variant, plan.num_chunks) == (variant, chunks), plan
     assert plan.grid == (rows if variant == "rows" else min(plan.num_items, 8 * 132))
-    assert plan.pdl is False  # dependent launch only with the card's own facts
-    assert plan.atomics == (variant == "split")  # CUDA splits add into a zeroed output in one launch
+    assert plan.cores_from == "given"
 
 
 @pytest.mark.parametrize(
@@ -87,7 +86,6 @@ def test_cuda_eager_calls_run_short_rows_whole(monkeypatch: pytest.MonkeyPatch, 
     tuning = launch.tuning_for(torch.device("cuda"), cores=132)
     plan = plan_launch(rows, vocab, element_size, tuning)
     assert (plan.variant, plan.block, plan.num_warps) == (variant, block, warps), plan
-    assert plan.atomics == (variant == "split")
     if variant == "split":
         assert plan == plan_launch(rows, vocab, element_size, tuning, True)
 
@@ -117,3 +115,25 @@ def test_npu_grid_never_exceeds_vector_cores(monkeypatch: pytest.MonkeyPatch, ro
 
 def test_interpreter_cores_are_small_and_fixed() -> None:
     assert launch.device_cores(torch.device("cpu")) == launch.INTERPRETER_CORES
+    assert plan_launch(1, 10, 4, launch.tuning_for(torch.device("cpu"))).cores_from == "fixed for the interpreter"
+
+
+@pytest.mark.parametrize("answers, cores, source", [
+    ((48, 24), 48, "triton-ascend num_vectorcore"), ((0, 24), 24, "torch_npu vector_core_num"),
+    ((None, None), 40, "fallback 40: neither triton-ascend nor torch_npu answered")])
+def test_npu_cores_say_where_they_came_from(monkeypatch: pytest.MonkeyPatch, answers: tuple[int | None, ...],
+                                            cores: int, source: str) -> None:
+    """The vector-core count comes from triton-ascend's driver, then torch_npu, then the stated fallback; the
+    plan carries which (faked here: no NPU on this machine)."""
+    import triton
+
+    def ask(value: int | None) -> object:
+        if value is None:
+            raise RuntimeError("no NPU")
+        return value
+
+    props = SimpleNamespace(get_device_properties=lambda index: {"num_vectorcore": ask(answers[0])})
+    monkeypatch.setattr(triton.runtime.driver, "_active", SimpleNamespace(utils=props), raising=False)
+    monkeypatch.setattr(torch, "npu", SimpleNamespace(
+        get_device_properties=lambda index: SimpleNamespace(vector_core_num=ask(answers[1]))), raising=False)
+    assert launch.npu_vector_cores(0) == (cores, source)

@@ -474,7 +474,7 @@ def test_interpreter_near_miss_without_a_control() -> None:
     assert all(d.category != "interpreter" for d in diagnose(bf16_only, environment=BF16_DEFECTS))
 
 
-# -- half the elements: a word-pair reader that drops one half (tests/kernel/paired_plants.py low_half_only) -----
+# -- half the elements: a 16-bit reader of two-element int32 words that counts only the low half of each ------
 HALF = ("traversal", "half of each row's elements never tested (every other element, one half of each two-element "
         "load, or half the row)")
 
