@@ -1,7 +1,8 @@
-"""Relaunch a compiled kernel through Triton's own runner, skipping `fn[grid](...)`'s per-call binding (what an
-eager decode step pays, docs/bench.md), for a caller whose key fixes everything Triton specializes on. The only
-module past `fn[grid](...)`: used on a Triton version in VERIFIED, on CUDA outside graph capture, for a kernel whose
-first relaunch reproduced Triton's own launch of the same call (`verified`); everything else takes Triton's path."""
+"""Relaunch a compiled kernel through its launcher, skipping `fn[grid](...)`'s per-call binding (what an eager
+decode step pays, docs/bench.md), for a caller whose key fixes everything Triton specializes on. The only module
+past `fn[grid](...)`: it calls the compiled kernel's launcher by its positional protocol, so it runs only on a
+Triton version in VERIFIED, on CUDA outside graph capture, for a kernel whose first relaunch reproduced Triton's
+own launch of the same call (`verified`); launch hooks (a profiler's) go through Triton's runner, which calls them."""
 from __future__ import annotations
 
 import warnings
@@ -20,9 +21,14 @@ def enabled(version: str | None = None) -> bool:
     return (version or triton.__version__) in VERIFIED
 
 
-def relaunch(compiled: Any, grid: int, args: Sequence[object]) -> None:
+def relaunch(compiled: Any, grid: int, args: Sequence[object]) -> object:
     """Launch `compiled` again with `args` (every parameter in order, constexprs included) on the current stream."""
-    compiled[(grid, 1, 1)](*args)
+    hooks = (triton.knobs.runtime.launch_enter_hook, triton.knobs.runtime.launch_exit_hook)
+    if any(hook is not None and getattr(hook, "calls", True) for hook in hooks):  # None, or an empty HookChain
+        return compiled[(grid, 1, 1)](*args)
+    driver = triton.runtime.driver.active
+    stream = driver.get_current_stream(driver.get_current_device())
+    compiled.run(grid, 1, 1, stream, compiled.function, compiled.packed_metadata, None, None, None, *args)
 
 
 def verified(compiled: Any, grid: int, args: Sequence[object], out: torch.Tensor) -> Any | None:

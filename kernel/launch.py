@@ -4,10 +4,8 @@ Work is cut into items, one item = one (row, vocabulary chunk); every plan is on
 table and the measurements behind each number):
   rows        one program per row (grid = rows): `_num_nans_kernel` itself at the plan's block and warps.
   rows-loop   whole rows on a grid capped at `row_programs` (NPU, interpreter): programs loop over rows.
-  split       short batches: rows cut into chunks.
-  split-loop  a split on a grid capped at `max_programs`.
-All but `rows` add each item's count into its row of a zeroed output (int32 atomics: exact and order-free, so
-every plan gives the same counts).
+  split       short batches: rows cut into chunks; `split-loop` on a grid capped at `max_programs`.
+All but `rows` add each item's count into its row of a zeroed output (int32 atomics: exact, order-free).
 """
 from __future__ import annotations
 

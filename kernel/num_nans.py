@@ -69,10 +69,9 @@ def plan_for(logits: torch.Tensor, captured: bool = False) -> LaunchPlan:
 
 
 class _Kind:
-    """What one input kind (dtype, shape, strides, card, input alignment, capturing) launches: its plan's one launch,
-    `kernel[(grid,)](logits, stride, out, *tail, num_warps=...)` into a fresh int32 output (zeroed for the items
-    kernel, which adds into it), and once verified the compiled kernel that relaunches it (kernel.fastlaunch).
-    An empty input has no plan and launches nothing."""
+    """What one input kind (dtype, shape, strides, card, input alignment, capturing) launches: its plan's one launch
+    into a fresh int32 output (zeroed for the items kernel, which adds into it; no plan: an empty input, no launch),
+    and once verified the compiled kernel that relaunches it (kernel.fastlaunch)."""
 
     __slots__ = ("plan", "kernel", "tail", "zeroed", "compiled", "tried")
 
@@ -134,13 +133,9 @@ def _kind(logits: torch.Tensor, captured: bool) -> _Kind:
 
 
 def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
-    """Count NaNs per row; int32 [num_reqs] on logits' device. Rows may be padded (stride(0) >= vocab).
-
-    The launch is chosen per input kind by kernel.launch.plan_launch (remembered for accelerator inputs): whole
-    rows, one program each, when the batch fills the device or an eager CUDA call has short rows; otherwise each
-    row's vocabulary split over many programs. Integer sums are exact and order-free: every plan gives the same
-    counts. Outside graph capture, on a verified Triton, a CUDA kind's later calls relaunch its compiled kernel.
-    """
+    """Count NaNs per row; int32 [num_reqs] on logits' device. Rows may be padded (stride(0) >= vocab). The launch
+    is planned per input kind (kernel.launch; remembered for accelerator inputs); outside graph capture, on a
+    verified Triton, a CUDA kind's later calls relaunch its compiled kernel (kernel.fastlaunch)."""
     if not isinstance(logits, torch.Tensor):
         _check_input(logits)  # raises: says what was passed
     device = logits.device

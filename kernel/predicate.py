@@ -13,7 +13,8 @@ from kernel.launch import interpreting
 def _load_libdevice() -> tuple[object | None, str]:
     """(libdevice module, source name): triton-ascend's, else CUDA's where torch sees a GPU; (None, 'portable')
     under the interpreter (no extern support) or where no usable libdevice exists."""
-    candidates = [("triton.language.extra.cann.libdevice", "cann"), ("triton.language.extra.ascend.libdevice", "ascend")]
+    candidates = [("triton.language.extra.cann.libdevice", "cann"),
+                  ("triton.language.extra.ascend.libdevice", "ascend")]
     if torch.cuda.is_available():  # the CUDA libdevice links only where torch sees an NVIDIA (or ROCm) device
         candidates.append(("triton.language.extra.cuda.libdevice", "cuda"))
     for module_name, source in candidates if not interpreting() else ():
