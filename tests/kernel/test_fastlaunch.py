@@ -3,6 +3,7 @@ Triton's own launch, and only for input kinds whose key fixes what Triton specia
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -13,18 +14,26 @@ from kernel import fastlaunch
 
 
 class _Runner:
-    """A stand-in compiled kernel: `compiled[grid](*args)` writes `write(args)` into the output (args[2])."""
+    """A stand-in compiled kernel with the launcher protocol the relaunch calls (`run(grid x, y, z, stream,
+    function, metadata, launch metadata, enter hook, exit hook, *args)`): writes `write(args)` into args[2]."""
 
-    name = "stand_in"
+    name, function, packed_metadata = "stand_in", object(), object()
 
     def __init__(self, write: Callable[[tuple[object, ...]], torch.Tensor]) -> None:
         self.write, self.launches = write, 0
 
-    def __getitem__(self, grid: tuple[int, int, int]) -> Callable[..., None]:
-        def run(*args: object) -> None:
-            self.launches += 1
-            args[2].copy_(self.write(args))  # type: ignore[union-attr]
-        return run
+    def run(self, gx: int, gy: int, gz: int, stream: int, function: object, packed: object, *rest: object) -> None:
+        assert (gy, gz, stream, function, packed, rest[:3]) == (1, 1, 7, self.function, self.packed_metadata,
+                                                                (None, None, None))
+        self.launches += 1
+        rest[3 + 2].copy_(self.write(rest[3:]))  # type: ignore[union-attr]
+
+
+@pytest.fixture
+def stream_seven(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fake driver whose current stream is 7: the stand-in needs no device."""
+    fake = SimpleNamespace(get_current_device=lambda: 0, get_current_stream=lambda device: 7)
+    monkeypatch.setattr(triton.runtime.driver, "_active", fake, raising=False)
 
 
 def _counts(args: tuple[object, ...]) -> torch.Tensor:
@@ -36,6 +45,7 @@ def test_only_verified_versions_relaunch() -> None:
     assert fastlaunch.enabled() == (triton.__version__ in fastlaunch.VERIFIED)
 
 
+@pytest.mark.usefixtures("stream_seven")
 def test_a_relaunch_that_reproduces_the_output_is_kept() -> None:
     x = torch.tensor([[float("nan"), 1.0], [float("nan"), float("nan")]])
     out = _counts((x,))
@@ -44,6 +54,7 @@ def test_a_relaunch_that_reproduces_the_output_is_kept() -> None:
     assert out.tolist() == [1, 2], "the output Triton's own launch wrote was overwritten"
 
 
+@pytest.mark.usefixtures("stream_seven")
 @pytest.mark.parametrize("write", [lambda args: _counts(args) + 1, lambda args: 1 / 0],
                          ids=["planted-off-by-one", "planted-runner-raises"])
 def test_a_relaunch_that_differs_or_fails_is_refused(write: Callable[[tuple[object, ...]], torch.Tensor]) -> None:
@@ -99,3 +110,13 @@ def test_relaunch_keys_on_alignment_and_stride(device: str) -> None:
                 view[:, :7] = 0.0
                 for _ in range(2):
                     assert num_nans.get_num_nans(view).tolist() == [vocab - 7] * rows, (rows, vocab, stride, start)
+
+
+def test_launch_hooks_go_through_tritons_runner(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A profiler's launch hook installed: the relaunch takes the compiled kernel's own runner, which calls it."""
+    runner, through = _Runner(_counts), []  # type: ignore[var-annotated]
+    runner.__class__ = type("_HookedRunner", (_Runner,), {
+        "__getitem__": lambda self, grid: lambda *args: through.append((grid, args))})
+    monkeypatch.setattr(triton.knobs.runtime, "launch_enter_hook", lambda metadata: None)
+    fastlaunch.relaunch(runner, 3, ("x", 1, "out"))
+    assert through == [((3, 1, 1), ("x", 1, "out"))] and runner.launches == 0
