@@ -30,7 +30,7 @@ def test_targets_flag_the_missing_row() -> None:
     results = {t["target"]: t for t in check_targets(rows)}
     assert results["decode: >= 4x the anchor"]["missed"] == ["b"]  # d is below 128k vocab: not a target row
     assert results["large: >= 90% of read roofline"]["missed"] == ["c"]
-    assert results["decode: >= 1.5x torch"]["met"]
+    assert "decode: >= 1.5x torch" not in results  # retired (issue 29); the ratio stays in the JSON
     assert results["every shape: never slower than the anchor"]["met"]
 
 
@@ -43,6 +43,6 @@ def test_eager_and_graph_targets() -> None:
     results = {t["target"]: t for t in check_targets(rows)}
     assert results["every shape: eager per-call cost <= the anchor's"]["missed"] == ["b"]
     assert results["every shape: eager per-call cost <= torch's"]["met"]
-    assert results["decode: eager <= 1.25x (one empty launch + device time)"]["missed"] == ["b"]
+    assert len(results) == 6
     graph = results["every shape: graph replay never slower than the anchor's"]
     assert graph["rows"] == 1 and graph["met"]  # a contender that cannot be captured is not a row of this target
