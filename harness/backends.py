@@ -20,6 +20,17 @@ def interpreting() -> bool:
     return os.environ.get(INTERPRET_VAR, "0") not in ("", "0")
 
 
+MEMORY_MESSAGES = ("out of memory", "can't allocate memory", "cannot allocate memory", "not enough memory")
+
+
+def is_memory_error(exc: BaseException) -> bool:
+    """An input too large to place (host or device memory), as opposed to a device a kernel left faulted: only the
+    first may skip a case; the second is an error of the run."""
+    text = str(exc).lower()
+    return (isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError"
+            or any(marker in text for marker in MEMORY_MESSAGES))
+
+
 def _torch_npu() -> ModuleType | None:
     """torch.npu after importing torch_npu, or None where the plugin is absent."""
     try:

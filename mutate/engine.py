@@ -205,6 +205,7 @@ class Engine:
             lap("compile", t0)
             if proved is not None:
                 return proved, worker
+        faults = 0
         while True:
             run = [c for c in self.ordered(job, cases) if c not in self.flaky]
             if not run:
@@ -236,6 +237,19 @@ class Engine:
                                    killer={"nodeid": answer.case, "family": "", "verdict": how, "crash": True},
                                    stage="warm", seconds=time.monotonic() - start, crash=True), None
                 continue  # the case is flaky for the original too: judged again without it
+            fault = answer.reply.get("device_fault")
+            if fault:  # the device context is lost: this worker judges nothing more
+                worker.close()
+                worker, faults = None, faults + 1
+                failed = answer.reply.get("failed") or []
+                if failed and self._original_passes(failed[0]["nodeid"], slot):
+                    return Verdict(classify.KILLED, why=f"the device faulted in this case: {fault}",
+                                   killer={"nodeid": failed[0]["nodeid"], "family": failed[0].get("family", ""),
+                                           "verdict": "fault", "crash": True},
+                                   stage="warm", seconds=time.monotonic() - start, crash=True), None
+                if faults >= 2:
+                    return Verdict(classify.NOT_RUN, why=f"the device faulted twice during its cases: {fault}"), None
+                continue  # faulted before any case of its own failed: judged again in a fresh worker
             verdict = self._from_reply(answer)
             verdict.seconds = time.monotonic() - start
             unplaced = [c for c, why in answer.reply.get("skipped", []) if why.startswith(UNPLACED)
@@ -291,6 +305,9 @@ class Engine:
         answer = worker.ask({"op": "pytest", "argv": argv, "module": job.module}, {}, max(1.0, limit),
                             until=self.deadline)
         if answer.ended:
+            return None, None
+        if answer.reply.get("device_fault"):  # the isolated pytest decides; this worker's device is lost
+            worker.close()
             return None, None
         if answer.reply.get("status") != "ran":
             return None, worker

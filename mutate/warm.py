@@ -77,6 +77,7 @@ class Worker:
 
     def judge(self, job: dict[str, Any]) -> dict[str, Any]:
         """One module through the job's cases; stops at the first failing check unless `all` is set."""
+        from harness import backends
         from harness.compare import message
         from harness.judge import PathNotRun, judge_built
         from harness.target import KernelLoadError, load
@@ -107,7 +108,10 @@ class Worker:
                 except PathNotRun as exc:
                     out["skipped"].append([case, str(exc)])
                     continue
-                except (RuntimeError, MemoryError) as exc:  # as the pytest test: an input too large to place
+                except (RuntimeError, MemoryError) as exc:
+                    if not backends.is_memory_error(exc):  # a faulted device (this mutant's or an earlier job's launch)
+                        out["device_fault"] = f"{case}: {type(exc).__name__}: {str(exc)[:400]}"
+                        break
                     out["skipped"].append([case, f"{UNPLACED}: {exc}"])
                     continue
                 finally:
@@ -123,9 +127,24 @@ class Worker:
                                           "family": fc.family.name})
                     if not job.get("all"):
                         break
+            fault = out.get("device_fault") or self.device_fault()
+            if fault:
+                return {**out, "status": "fault", "device_fault": fault}
             return {**out, "status": "failed" if out["failed"] else "passed"}
         finally:
             _forget(job["module"], before, paths)
+
+    def device_fault(self) -> str | None:
+        """The error a sticky device fault raises on the next synchronize (an illegal address, a launch failure
+        left by a job's kernel), or None: a worker whose device faulted cannot judge another case."""
+        backend = getattr(self, "backend", None)
+        if backend is None or backend.interpreted:
+            return None
+        try:
+            backend.synchronize()
+        except Exception as exc:  # noqa: BLE001 - whatever the runtime raises, the device is unusable
+            return f"synchronize: {type(exc).__name__}: {str(exc)[:400]}"
+        return None
 
     def compile(self, job: dict[str, Any]) -> dict[str, Any]:
         """A copy's kernels compiled for the job's specs: cache keys of all its jit functions, IR digests of the
@@ -150,7 +169,8 @@ class Worker:
             code = pytest.main(list(job["argv"]))
         finally:
             _forget(job["module"], before, [])
-        return {"op": "done", "status": "ran", "code": int(code)}
+        fault = self.device_fault()
+        return {"op": "done", "status": "ran", "code": int(code), **({"device_fault": fault} if fault else {})}
 
     def serve(self, jobs: IO[str]) -> None:
         self.reply({"op": "ready", "cases": list(self.table), "fast": self.fast,

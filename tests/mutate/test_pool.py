@@ -59,6 +59,74 @@ def test_a_case_not_placed_for_a_mutant_leaves_it_unjudged(tmp_path: Path) -> No
     assert verdict.status == "survived", verdict
 
 
+class _FaultingWorker:
+    """A warm worker whose device faults: `fail` names the case whose check failed when the fault surfaced (or
+    None: the device was already faulted before this mutant's first case); `original` answers the confirmation."""
+
+    made: list[_FaultingWorker] = []
+
+    def __init__(self, fail: str | None, original_ok: bool = True) -> None:
+        self.fail, self.original_ok, self.closed = fail, original_ok, False
+        _FaultingWorker.made.append(self)
+
+    def started(self) -> str:
+        return ""
+
+    def ask(self, job: dict[str, Any], *args: Any, **kwargs: Any) -> Answer:
+        if job["module"] == "orig":  # the confirmation: the original on the failing case, in a fresh worker
+            return Answer(reply={"op": "done", "status": "passed" if self.original_ok else "failed", "failed": []})
+        failed = [{"nodeid": self.fail, "family": "matrix", "verdict": "error", "message": "illegal address"}]
+        return Answer(reply={"op": "done", "status": "fault", "ran": 1, "skipped": [],
+                             "failed": failed if self.fail else [],
+                             "device_fault": "synchronize: RuntimeError: CUDA error: an illegal memory access"})
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _faulting_engine(tmp_path: Path, fail: str | None, original_ok: bool = True) -> Engine:
+    cases = ["t::a", "t::b"]
+    base = Baseline(cases, set(), {}, {c: {"k.py": [3]} for c in cases}, [])
+    engine = Engine("cuda", 1, tmp_path, base, None, ("orig", tmp_path))  # type: ignore[arg-type]
+    engine._worker = lambda slot, compile_only=False: _FaultingWorker(fail, original_ok)  # type: ignore[method-assign]
+    return engine
+
+
+def test_a_device_fault_kills_the_mutant_and_retires_its_worker(tmp_path: Path) -> None:
+    """The case whose launch left the device faulted kills the mutant once the original passes it; the worker is
+    closed, never handed the next mutant (its device context is lost)."""
+    _FaultingWorker.made.clear()
+    mutant = Mutant("m1", "int_constant", "f", 3, 0, "1 -> 2", "", "", (3,), (3,), "k")
+    verdict, worker = _faulting_engine(tmp_path, "t::a").judge(Job(mutant, "mut_m1", tmp_path, ("k.py",)), 0, None,
+                                                               time.monotonic() + 60)
+    assert verdict.status == "killed" and verdict.crash and verdict.killer["verdict"] == "fault", verdict
+    assert worker is None and _FaultingWorker.made[0].closed
+
+
+def test_a_device_fault_without_its_own_failure_is_judged_again_then_not_run(tmp_path: Path) -> None:
+    """Faulted before any case of its own failed (or the original fails the case too): judged again in a fresh
+    worker, and after a second fault not judged at all, never a survivor or a case skipped for memory."""
+    mutant = Mutant("m1", "int_constant", "f", 3, 0, "1 -> 2", "", "", (3,), (3,), "k")
+    for fail, original_ok in ((None, True), ("t::a", False)):
+        _FaultingWorker.made.clear()
+        engine = _faulting_engine(tmp_path, fail, original_ok)
+        verdict, worker = engine.judge(Job(mutant, "mut_m1", tmp_path, ("k.py",)), 0, None, time.monotonic() + 60)
+        assert verdict.status == "not_run" and "faulted twice" in verdict.why, verdict
+        assert worker is None and all(w.closed for w in _FaultingWorker.made)
+
+
+def test_only_memory_errors_count_as_an_input_not_placed() -> None:
+    """Out of memory (torch's type, the allocator's messages, MemoryError) may skip a case; a faulted device's
+    error may not (the warm judge and tests/precision/test_families.py decide alike)."""
+    from harness.backends import is_memory_error
+
+    assert is_memory_error(torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 16.00 GiB"))
+    assert is_memory_error(MemoryError()) and is_memory_error(RuntimeError(
+        "[enforce fail at alloc_cpu.cpp:121] DefaultCPUAllocator: can't allocate memory: you tried to allocate 9 GB"))
+    assert not is_memory_error(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert not is_memory_error(RuntimeError("ACL stream synchronize failed, error code:507035"))
+
+
 def test_workers_share_built_cases_through_the_run_folder(tmp_path: Path) -> None:
     from cases import registry
     from harness import backends
@@ -75,3 +143,36 @@ def test_workers_share_built_cases_through_the_run_folder(tmp_path: Path) -> Non
         first.logits.data_ptr() - first.storage.data_ptr()
     assert torch.equal(again.storage.view(torch.int32 if again.storage.element_size() == 4 else torch.int16),
                        first.storage.view(torch.int32 if first.storage.element_size() == 4 else torch.int16))
+
+
+class _Unplaceable:
+    """A built case whose placement raises what a device says (out of memory, or a fault left by a launch)."""
+
+    expected = None
+    labels = None
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def input_on(self, device: str) -> object:
+        raise self.error
+
+
+def test_the_warm_judge_skips_for_memory_only(monkeypatch: Any) -> None:
+    """In the worker: an input the device has no memory for skips its case (UNPLACED); any other error while placing
+    it ends the job as a device fault, so the engine retires the worker instead of calling cases unplaced."""
+    import io
+
+    from mutate.warm import Worker
+
+    worker = Worker("cpu", [], io.StringIO())  # the built-in families
+    case = next(iter(worker.table))
+    for error, status in ((torch.OutOfMemoryError("CUDA out of memory"), "passed"),
+                          (RuntimeError("CUDA error: an illegal memory access was encountered"), "fault")):
+        monkeypatch.setattr(worker, "_built", lambda fc, error=error: _Unplaceable(error))
+        reply = worker.judge({"module": "kernel", "paths": [], "cases": [case]})
+        assert reply["status"] == status, reply
+        if status == "fault":
+            assert "illegal memory access" in reply["device_fault"] and not reply["skipped"]
+        else:
+            assert reply["skipped"] == [[case, f"{UNPLACED}: CUDA out of memory"]]

@@ -5,6 +5,7 @@ import pytest
 
 from cases.family import Built
 from cases.registry import FamilyCase
+from harness import backends
 from harness.plugin import LaunchAndCheck
 
 _LAST_BUILT: dict[tuple[str, str], Built] = {}  # the case just built: its other path usually runs next, here
@@ -26,5 +27,7 @@ def test_case(family_case: FamilyCase, path: str, device: str, launch: LaunchAnd
     try:
         logits = built.input_on(device)
     except (RuntimeError, MemoryError) as exc:  # a device too small for a huge virtual allocation
+        if not backends.is_memory_error(exc):
+            raise  # a device left faulted by an earlier launch is an error, never a skipped case
         pytest.skip(f"{case}: cannot place the input on {device}: {exc}")
     launch(path, logits, built.expected, family.params(case), built.labels)
