@@ -1,12 +1,14 @@
 """The original's own run, before any mutant: per-test coverage and times, and the tests it already fails.
 
-Family cases run in a warm worker (every case, traced); the suite's other tests run as one pytest (traced by
-mutate.coverage_plugin). A test the original fails is deselected for every mutant and listed in the report.
+Family cases run in warm workers (every case, traced, dealt out over `parts` workers); the suite's other tests run
+as one pytest (traced by mutate.coverage_plugin) at the same time. A test the original fails is deselected for
+every mutant and listed in the report.
 """
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -22,23 +24,49 @@ class BaselineError(RuntimeError):
 
 
 def warm_cases(device: str, module: str, folder: Path, files: list[str], out: Path,
-               select: Callable[[list[str]], bool] | None = None, families: tuple[str, ...] = ()) -> dict[str, Any]:
-    """Every family case on the original, traced, in a worker of its own; a case that ends or hangs the worker is
-    one the original fails (deselected), and a fresh worker goes on after it."""
-    env = run_env(device, 0 if device != "cpu" else None, None)
-    result: dict[str, Any] = {"cases": [], "fast": [], "times": {}, "coverage": {}, "failed": [], "skipped": [],
-                              "launches": {}}
-    todo: list[str] | None = None
-    while todo is None or todo:
-        worker = WorkerProcess(device, env, out / "warm.log", families)
+               select: Callable[[list[str]], bool] | None = None, families: tuple[str, ...] = (),
+               parts: int = 1) -> dict[str, Any]:
+    """Every family case on the original, traced, in `parts` workers of their own (cases dealt out in turn); a case
+    that ends or hangs a worker is one the original fails (deselected), and a fresh worker goes on after it."""
+    threads = max(1, (os.cpu_count() or 1) // (parts + 1))  # the other tests' pytest runs beside them
+
+    def worker(log: str) -> WorkerProcess:
+        return WorkerProcess(device, run_env(device, 0 if device != "cpu" else None, None), out / log, families,
+                             threads=threads)
+
+    first = worker("warm.log")
+    problem = first.started()
+    if problem:
+        first.close()
+        raise BaselineError(problem)
+    todo = [c for c in first.cases if select is None or select(first.markers.get(c, []))]
+    result: dict[str, Any] = {"cases": list(todo), "fast": [c for c in first.fast if c in todo], "times": {},
+                              "coverage": {}, "failed": [], "skipped": [], "launches": {}}
+    chunks = [todo[i::parts] for i in range(max(1, parts)) if todo[i::parts]] or [[]]
+    with ThreadPoolExecutor(len(chunks)) as pool:
+        done = list(pool.map(lambda i: _warm_chunk(chunks[i], module, folder, files, first if i == 0 else None,
+                                                   lambda: worker(f"warm{i}.log")), range(len(chunks))))
+    for part in done:
+        result["times"].update(part["times"])
+        result["coverage"].update(part["coverage"])
+        result["failed"] += part["failed"]
+        result["skipped"] += part["skipped"]
+        for kernel, specs in part["launches"].items():
+            result["launches"][kernel] = sorted(set(result["launches"].get(kernel, [])) | set(specs))
+    return result
+
+
+def _warm_chunk(todo: list[str], module: str, folder: Path, files: list[str], started: WorkerProcess | None,
+                fresh: Callable[[], WorkerProcess]) -> dict[str, Any]:
+    """One worker's share of the original's cases (a fresh worker after one that ends in a case)."""
+    result: dict[str, Any] = {"times": {}, "coverage": {}, "failed": [], "skipped": [], "launches": {}}
+    while todo:
+        worker, problem = (started, "") if started is not None else (fresh(), None)
+        started = None
         try:
-            problem = worker.started()
+            problem = worker.started() if problem is None else problem  # the first worker has started already
             if problem:
                 raise BaselineError(problem)
-            if todo is None:
-                todo = [c for c in worker.cases if select is None or select(worker.markers.get(c, []))]
-                result["cases"] = list(todo)
-                result["fast"] = [c for c in worker.fast if c in todo]
             answer = worker.ask({"op": "judge", "module": module, "paths": [str(folder)], "cases": todo,
                                  "trace": files, "all": True}, {}, 3600.0)
         finally:
@@ -57,7 +85,8 @@ def warm_cases(device: str, module: str, folder: Path, files: list[str], out: Pa
             continue
         reply = answer.reply
         if reply.get("status") not in ("passed", "failed"):
-            raise BaselineError(f"the original does not load: {reply.get('message', '')[:500]}")
+            why = reply.get("device_fault") or reply.get("message", "")[:500]
+            raise BaselineError(f"the original does not run: {why}")
         result["failed"] += [f["nodeid"] for f in reply["failed"]]
         result["skipped"] += reply["skipped"]
         todo = []

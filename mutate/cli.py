@@ -245,10 +245,14 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         if base_doc is None:
             t0 = time.monotonic()
-            warm = baseline.warm_cases(args.device, original_module, out / "original", list(traced.values()),
-                                       out / "original", select, tuple(args.nan_family))
-            tests = None if args.select else baseline.pytest_tests(settings, original_module, out / "original",
-                                                                   list(traced.values()), out / "original")
+            with ThreadPoolExecutor(2) as pool:  # the family cases and the other tests at once
+                warm_run = pool.submit(baseline.warm_cases, args.device, original_module, out / "original",
+                                       list(traced.values()), out / "original", select, tuple(args.nan_family),
+                                       max(1, jobs - 1))
+                tests_run = None if args.select else pool.submit(
+                    baseline.pytest_tests, settings, original_module, out / "original", list(traced.values()),
+                    out / "original")
+                warm, tests = warm_run.result(), tests_run.result() if tests_run else None
             base_doc = {"warm": warm, "tests": tests, "seconds": round(time.monotonic() - t0, 1)}
             cache.keep_baseline(base_key, base_doc)
             cache.save()
