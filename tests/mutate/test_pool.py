@@ -176,3 +176,28 @@ def test_the_warm_judge_skips_for_memory_only(monkeypatch: Any) -> None:
             assert "illegal memory access" in reply["device_fault"] and not reply["skipped"]
         else:
             assert reply["skipped"] == [[case, f"{UNPLACED}: CUDA out of memory"]]
+
+
+def test_the_baseline_deals_cases_over_workers_and_loses_none(tmp_path: Path) -> None:
+    """The original's family cases over 2 workers give the same cases, coverage and failures as over 1, and each
+    worker ran its own share (both logs written)."""
+    from mutate import baseline
+    from mutate.package import find_unit, write_copy
+
+    folder = tmp_path / "original"
+    module, copied = write_copy(find_unit("tests.designs.upstream_vllm"), folder, "mut_original")
+    files = [str(p) for p in copied.values()]
+
+    def special(markers: list[str]) -> bool:
+        return "nan_special" in markers
+
+    runs = [baseline.warm_cases("cpu", module, folder, files, tmp_path / f"run{parts}", special, (), parts)
+            for parts in (1, 2) if (tmp_path / f"run{parts}").mkdir() is None]
+    one, two = runs
+    assert one["cases"] == two["cases"] and len(one["cases"]) >= 4
+    assert set(one["coverage"]) == set(two["coverage"]) == set(one["cases"])
+    for case in one["cases"]:  # a worker's first case also holds the lines its import ran (0: the module itself)
+        for path, lines in one["coverage"][case].items():
+            assert set(lines) ^ set(two["coverage"][case][path]) <= {0}, (case, path)
+    assert sorted(one["failed"]) == sorted(two["failed"])
+    assert (tmp_path / "run2" / "warm.log").exists() and (tmp_path / "run2" / "warm1.log").exists()
