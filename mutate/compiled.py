@@ -97,6 +97,35 @@ def as_jit_function(fn: Any) -> Any:
     raise TypeError("not a @triton.jit function (no JITFunction or InterpretedFunction under .fn)")
 
 
+def named_jit_functions(jit: Any) -> list[Any]:
+    """The @triton.jit functions jit's body names through its globals (`helper` or `module.helper`), as JITFunctions:
+    what a compile of jit compiles in, and what its launch runs."""
+    import ast
+
+    out: list[Any] = []
+    scope = getattr(jit, "__globals__", None) or getattr(getattr(jit, "fn", None), "__globals__", {})
+    try:
+        tree = ast.parse(jit.src if hasattr(jit, "src") else "")
+    except SyntaxError:
+        return out
+    for node in ast.walk(tree):
+        chain: list[str] = []
+        while isinstance(node, ast.Attribute):
+            chain.insert(0, node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in scope:
+            continue
+        value = scope[node.id]
+        for attr in [None, *chain]:
+            if attr is not None:
+                value = getattr(value, attr, None)
+            try:
+                out.append(as_jit_function(value))
+            except (TypeError, ImportError):
+                continue
+    return out
+
+
 def _interpreted(value: Any) -> bool:
     """Whether value is Triton's InterpretedFunction (a @triton.jit function under TRITON_INTERPRET=1)."""
     return type(value).__name__ == "InterpretedFunction" and inspect.isfunction(getattr(value, "fn", None))

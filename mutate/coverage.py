@@ -63,6 +63,7 @@ class Recorder:
         self.files = frozenset(files)
         self.lines: Lines = {}
         self.launches: Launches = {}
+        self._kernels: dict[int, Lines] = {}  # a launched kernel's lines, callees included, by id of its JITFunction
         self._jit_run = _jit_run_code()
         self._launch_codes = {c for c in (self._jit_run, _interpreted_run_code()) if c is not None}
 
@@ -76,10 +77,31 @@ class Recorder:
             fn = getattr(local.get("self"), "fn", None)
             fn_code = getattr(fn, "__code__", None)
             if fn_code is not None and fn_code.co_filename in self.files:
-                if code is self._jit_run:
-                    self.lines.setdefault(fn_code.co_filename, set()).update(_function_lines(fn_code))
+                if code is self._jit_run:  # compiled: the kernel's lines and its jit callees' ran on the device
+                    for file, lines in self._kernel_lines(local["self"]).items():
+                        self.lines.setdefault(file, set()).update(lines)
                 self._launched(local, fn_code.co_filename, fn.__qualname__)
         return None
+
+    def _kernel_lines(self, jit: Any) -> Lines:
+        """Every line of a launched kernel and of the jit functions it calls, transitively, in `files` (once per
+        kernel: a compiled launch runs them all, and no trace function sees inside)."""
+        found = self._kernels.get(id(jit))
+        if found is None:
+            from mutate.compiled import named_jit_functions
+
+            found, pending, seen = {}, [jit], set()
+            while pending:
+                current = pending.pop()
+                code = getattr(getattr(current, "fn", None), "__code__", None)
+                if code is None or id(current) in seen:
+                    continue
+                seen.add(id(current))
+                if code.co_filename in self.files:
+                    found.setdefault(code.co_filename, set()).update(_function_lines(code))
+                pending += named_jit_functions(current)
+            self._kernels[id(jit)] = found
+        return found
 
     def _launched(self, local: dict[str, Any], file: str, qualname: str) -> None:
         """Record the launch's Spec; a launch whose Spec cannot be made is recorded without one ("")."""

@@ -17,7 +17,6 @@ their pytest stage.
 """
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import threading
@@ -55,28 +54,9 @@ def _jit_functions(top: str) -> dict[str, Any]:
 
 def _callees(jit: Any, by_fn: dict[int, str]) -> set[str]:
     """The jit functions of the copy that jit's body names (through its globals, `module.fn` included)."""
-    from mutate.compiled import as_jit_function
+    from mutate.compiled import named_jit_functions
 
-    out: set[str] = set()
-    scope = getattr(jit, "__globals__", None) or getattr(jit.fn, "__globals__", {})
-    for node in ast.walk(ast.parse(jit.src if hasattr(jit, "src") else "")):
-        chain: list[str] = []
-        while isinstance(node, ast.Attribute):
-            chain.insert(0, node.attr)
-            node = node.value
-        if not isinstance(node, ast.Name) or node.id not in scope:
-            continue
-        value = scope[node.id]
-        for attr in [None, *chain]:
-            if attr is not None:
-                value = getattr(value, attr, None)
-            try:
-                key = by_fn.get(id(as_jit_function(value).fn))
-            except (TypeError, ImportError):
-                continue
-            if key is not None:
-                out.add(key)
-    return out
+    return {by_fn[id(f.fn)] for f in named_jit_functions(jit) if id(f.fn) in by_fn}
 
 
 def _source_keys(sources: dict[str, str], calls: dict[str, list[str]]) -> dict[str, str]:
