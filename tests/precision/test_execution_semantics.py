@@ -95,22 +95,27 @@ def test_input_on_another_card(runtime: object, backend: Backend, target: Kernel
 def test_graph_capture_replays_new_counts(runtime: object, backend: Backend, target: KernelUnderTest,
                                           check_counts: CheckCounts, request: pytest.FixtureRequest,
                                           pytestconfig: pytest.Config) -> None:
-    """Captured once, replayed after the buffer is refilled: the replay counts the new contents."""
-    rows, vocab = 6, 5000
-    first, second = nan_rows(rows, vocab, torch.float32, seed=51), nan_rows(rows, vocab, torch.float32, seed=52)
-    second[2] = 0  # one row without NaNs in the second step
-    card = torch.device(backend.torch_type, backend.current_card())
-    logits = first.to(card)
-    try:
-        graph, got = streams.capture(runtime, backend.torch_type, lambda: target.get_num_nans(logits))
-    except Exception as exc:  # noqa: BLE001 - not capturable is a property of the kernel, reported
-        why = exception_text(exc)
-        request.node.user_properties.append((CAPTURABLE_PROPERTY, json.dumps({"capturable": False, "why": why})))
-        if pytestconfig.getoption("--require-capturable"):
-            pytest.fail(f"get_num_nans cannot be captured in a device graph (--require-capturable): {why}")
-        return
-    request.node.user_properties.append((CAPTURABLE_PROPERTY, json.dumps({"capturable": True, "why": ""})))
-    logits.copy_(second.to(card))
-    graph.replay()
-    check_counts(got, expected_counts(second), _params(f"graph-replay-{rows}x{vocab}", (rows, vocab),
-                                                "captured once, replayed on refilled input", 52), logits=logits)
+    """Captured once, replayed after the buffer is refilled: the replay counts the new contents. A small batch, then
+    a decode step's (16 rows of a 152,064 vocabulary: a design may launch a capture otherwise than an eager call,
+    e.g. split each row over many programs)."""
+    for rows, vocab, seed in ((6, 5000, 51), (16, 152064, 61)):
+        first = nan_rows(rows, vocab, torch.float32, seed=seed)
+        second = nan_rows(rows, vocab, torch.float32, seed=seed + 1)
+        second[2] = 0  # one row without NaNs in the second step
+        card = torch.device(backend.torch_type, backend.current_card())
+        logits = first.to(card)
+        try:
+            graph, got = streams.capture(runtime, backend.torch_type, lambda: target.get_num_nans(logits))
+        except Exception as exc:  # noqa: BLE001 - not capturable is a property of the kernel, reported
+            why = exception_text(exc)
+            request.node.user_properties.append((CAPTURABLE_PROPERTY, json.dumps({"capturable": False, "why": why})))
+            if pytestconfig.getoption("--require-capturable"):
+                pytest.fail(f"get_num_nans cannot be captured in a device graph (--require-capturable): {why}")
+            return
+        if rows == 6:
+            request.node.user_properties.append((CAPTURABLE_PROPERTY, json.dumps({"capturable": True, "why": ""})))
+        logits.copy_(second.to(card))
+        graph.replay()
+        check_counts(got, expected_counts(second), _params(f"graph-replay-{rows}x{vocab}", (rows, vocab),
+                                                    "captured once, replayed on refilled input", seed + 1),
+                     logits=logits)
