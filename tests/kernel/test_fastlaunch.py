@@ -32,6 +32,8 @@ class _Runner:
 @pytest.fixture
 def stream_seven(monkeypatch: pytest.MonkeyPatch) -> None:
     """A fake driver whose current stream is 7: the stand-in needs no device."""
+    if not hasattr(triton, "knobs") or not hasattr(triton.runtime.driver, "_active"):
+        pytest.skip(f"Triton {triton.__version__} has no knobs/driver config: the relaunch never runs on it")
     fake = SimpleNamespace(get_current_device=lambda: 0, get_current_stream=lambda device: 7)
     monkeypatch.setattr(triton.runtime.driver, "_active", fake, raising=False)
 
@@ -114,6 +116,8 @@ def test_relaunch_keys_on_alignment_and_stride(device: str) -> None:
 
 def test_launch_hooks_go_through_tritons_runner(monkeypatch: pytest.MonkeyPatch) -> None:
     """A profiler's launch hook installed: the relaunch takes the compiled kernel's own runner, which calls it."""
+    if not hasattr(triton, "knobs"):
+        pytest.skip(f"Triton {triton.__version__} has no knobs: the relaunch never runs on it")
     runner, through = _Runner(_counts), []  # type: ignore[var-annotated]
     runner.__class__ = type("_HookedRunner", (_Runner,), {
         "__getitem__": lambda self, grid: lambda *args: through.append((grid, args))})

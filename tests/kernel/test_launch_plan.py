@@ -127,6 +127,9 @@ def test_npu_cores_say_where_they_came_from(monkeypatch: pytest.MonkeyPatch, ans
     plan carries which (faked here: no NPU on this machine)."""
     import triton
 
+    if not hasattr(triton.runtime.driver, "_active"):
+        pytest.skip(f"Triton {triton.__version__}: no driver config to fake (the query path is triton-ascend's own)")
+
     def ask(value: int | None) -> object:
         if value is None:
             raise RuntimeError("no NPU")
