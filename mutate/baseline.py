@@ -51,8 +51,7 @@ def warm_cases(device: str, module: str, folder: Path, files: list[str], out: Pa
         result["coverage"].update(part["coverage"])
         result["failed"] += part["failed"]
         result["skipped"] += part["skipped"]
-        for kernel, specs in part["launches"].items():
-            result["launches"][kernel] = sorted(set(result["launches"].get(kernel, [])) | set(specs))
+        _add_launches(result["launches"], part["launches"])
     return result
 
 
@@ -74,8 +73,7 @@ def _warm_chunk(todo: list[str], module: str, folder: Path, files: list[str], st
         for case, ran in answer.ran.items():
             result["times"][case] = ran["seconds"]
             result["coverage"][case] = ran["coverage"]
-            for kernel, specs in ran.get("launches", {}).items():
-                result["launches"][kernel] = sorted(set(result["launches"].get(kernel, [])) | set(specs))
+            _add_launches(result["launches"], ran.get("launches", {}))
         if answer.ended:
             if not answer.case:
                 raise BaselineError(f"the original's worker {answer.ended}: {answer.detail}")
@@ -91,6 +89,12 @@ def _warm_chunk(todo: list[str], module: str, folder: Path, files: list[str], st
         result["skipped"] += reply["skipped"]
         todo = []
     return result
+
+
+def _add_launches(into: dict[str, list[str]], launches: dict[str, list[str]]) -> None:
+    """Each kernel's launch specs from `launches` joined into `into` (sorted, once each)."""
+    for kernel, specs in launches.items():
+        into[kernel] = sorted(set(into.get(kernel, [])) | set(specs))
 
 
 def pytest_tests(settings: Settings, module: str, folder: Path, files: list[str], out: Path) -> dict[str, Any]:
