@@ -19,7 +19,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--kernel", default="kernel", metavar="MODULE",
                         help="module exposing get_num_nans (same convention as the precision suite)")
     parser.add_argument("--quick", action="store_true", help="a few shapes, shorter timing (under a minute on a GPU)")
-    parser.add_argument("--out", default="reports/bench.json", help="bench.json path (default reports/bench.json)")
+    parser.add_argument("--out", default="out/bench.json", help="bench.json path (default out/bench.json)")
     parser.add_argument("--plot", default=None, help="PNG path (default: bench.png beside --out; '' for none)")
     parser.add_argument("-k", dest="select", default="", help="only shapes whose key contains this text")
     return parser.parse_args(argv)

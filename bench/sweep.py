@@ -134,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.sweep", description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=("auto", "cpu", "cuda", "npu"), default="auto")
     parser.add_argument("--quick", action="store_true", help="fewer shapes, dtypes and configurations")
-    parser.add_argument("--out", default="reports/launch-sweep.json")
+    parser.add_argument("--out", default="out/launch-sweep.json")
     parser.add_argument("--top", type=int, default=5, help="configurations printed per shape")
     args = parser.parse_args(argv)
     from bench.cli import resolve_device

@@ -36,7 +36,7 @@ from mutate.suite import ROOT, other_tests
 from mutate.warm import CASES_DIR_VAR
 
 DEVICES = ("cpu", "cuda", "npu")
-DEFAULT_OUT = "reports/mutation"
+DEFAULT_OUT = "out/mutation"
 EXIT_OK, EXIT_SURVIVORS, EXIT_USAGE, EXIT_INCOMPLETE = 0, 1, 2, 3
 
 

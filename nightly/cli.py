@@ -1,7 +1,7 @@
 """`python -m nightly`: the whole conformance suite (and the benchmark's quick table) into a dated folder, judged
 against the previous night.
 
-One node:   python -m nightly --device cuda                      -> reports/nightly/<date>/, compared, exit 0/1/2
+One node:   python -m nightly --device cuda                      -> out/nightly/<date>/, compared, exit 0/1/2
 N nodes:    python -m nightly --device cuda --night D --splits N --group i   (on node i: ROOT/D/shards/group-i/)
             python -m nightly --merge --night D                  (once, with every shard folder under ROOT/D/shards/)
 
@@ -34,7 +34,7 @@ from reports.results import Results
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = "tests/precision"
-DEFAULT_ROOT = "reports/nightly"
+DEFAULT_ROOT = "out/nightly"
 DEFAULT_DURATIONS = ".test_durations"
 ACCELERATORS = ("npu", "cuda")
 CPU_WORKERS = 2  # the interpreter's default, as tox -e cpu

@@ -268,7 +268,7 @@ def _rel(folder: Path, out: Path) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nightly.trend", description=__doc__.splitlines()[0])
-    parser.add_argument("root", type=Path, help="the nightly's root (reports/nightly)")
+    parser.add_argument("root", type=Path, help="the nightly's root (out/nightly)")
     parser.add_argument("--last", type=int, default=DEFAULT_LAST, help=f"nights to show (default {DEFAULT_LAST})")
     parser.add_argument("--out", type=Path, default=None, help="output folder (default ROOT/trend)")
     args = parser.parse_args(argv)

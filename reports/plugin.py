@@ -26,7 +26,7 @@ from verdict.record import TestRecord
 from harness.activation import active, decide, is_worker
 from harness.run import RUN_INFO_KEY
 
-DEFAULT_JSON = "reports/results.json"
+DEFAULT_JSON = "out/results.json"
 DEFAULT_MARKDOWN = "summary.md"  # beside results.json
 COLLECTOR_KEY = pytest.StashKey[ResultCollector]()
 STARTED_KEY = pytest.StashKey[str]()

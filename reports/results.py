@@ -1,4 +1,4 @@
-"""reports/results.json: one TestRecord per test item, the environment and how the run ended.
+"""out/results.json: one TestRecord per test item, the environment and how the run ended.
 
 `load` is every reader's way in (compare, merge, trend, the nightly): it refuses, with ResultsError naming the field,
 any file that is not what `document` writes (DOCUMENT below) or that says it finished when it cannot have, and hands

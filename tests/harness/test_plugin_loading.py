@@ -133,6 +133,32 @@ def test_absolute_option_value_keeps_the_options(tmp_path: Path) -> None:
     assert seen["waivers"] == str(waivers)
 
 
+def test_root_conftest_keeps_the_plugins_without_the_addopts(tmp_path: Path) -> None:
+    """A checkout run that replaces pyproject's addopts (`-o addopts=`, no HTML or JUnit) still has the suite's
+    options: the root conftest.py names the same plugins, and each is registered once."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "nan_spy.py").write_text(SPY)
+    done, seen = spy_run(site, ROOT, ["-o", "addopts=", "-m", "nan_special", "--markers", "--device", "cpu",
+                                      f"--nan-json={tmp_path / 'results.json'}"])
+    assert "unrecognized arguments" not in done.stderr, done.stderr[-3000:]
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert_once(seen, done)
+
+
+def test_a_new_absolute_path_after_a_space_keeps_the_options(tmp_path: Path) -> None:
+    """From the checkout, not installed: `--nan-json /abs/new.json` is an option value, never a test path (the
+    addopts `-p` load the plugins before the command line is parsed). An existing file at that path moves pytest's
+    rootdir before any plugin can load (pytest-dev/pytest#8846): docs/suite.md says to install or use `=`."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "nan_spy.py").write_text(SPY)
+    done, seen = spy_run(site, ROOT, ["-m", "nan_special", "--markers", "--device", "cpu",
+                                      "--nan-json", str(tmp_path / "new" / "results.json")])
+    assert "unrecognized arguments" not in done.stderr, done.stderr[-3000:]
+    assert done.returncode == 0 and seen["inipath"].endswith("pyproject.toml"), done.stdout[-3000:]
+
+
 def test_other_projects_runs_are_left_alone(tmp_path: Path) -> None:
     """Installed, the plugins load in every pytest of the environment; a run that did not ask for the harness
     runs in its own process (no forced xdist worker) and leaves no reports behind."""

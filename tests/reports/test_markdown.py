@@ -59,14 +59,14 @@ def _table_rows(text: str) -> list[list[str]]:
 def test_a_failing_run_opens_with_its_verdict_and_lists_failures_with_their_first_wrong_row() -> None:
     diagnosis = [{"category": "traversal", "name": "the last, partial block of a row", "cases": ["a", "b"]}]
     run = _run([_record(i) for i in range(3)] + [_record(9, failed=False)], diagnosis=diagnosis, gaps=["aggregate"])
-    text = markdown.run_summary(run, html="reports/precision.html")
+    text = markdown.run_summary(run, html="out/precision.html")
     tokens = _tokens(text)
     assert tokens[0].type == "heading_open" and tokens[1].content == "nan-harness: FAIL"
     rows = _table_rows(text)
     assert len(rows) == 3 and all(len(r) == 3 for r in rows)
     assert rows[0] == ["test_case[fp32-prefix-0x128-nan0.5-wrapper]", "wrong counts", "row 1: expected 64, got 63"]
     assert "1. [traversal] the last, partial block of a row (2 test(s))" in text.replace("\\", "")
-    assert "- aggregate" in text and "HTML report: `reports/precision.html`" in text
+    assert "- aggregate" in text and "HTML report: `out/precision.html`" in text
     assert "Device: `NVIDIA H200`" in text and "Kernel commit: `abc123`" in text
 
 
