@@ -15,7 +15,7 @@ import torch
 
 from cases import registry
 from cases.family import Context, Family
-from harness import activation, backends, children, guard, options, probe
+from harness import activation, backends, children, guard, options, probe, rootdir
 from harness.backends import Backend
 from harness.compare import assert_check
 from harness.judge import PathNotRun, judge_counts, judge_path, suite_context
@@ -88,7 +88,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
-    """Decide, from the whole command line, whether this run asked for the harness."""
+    """Decide, from the whole command line, whether this run asked for the harness (after restarting a command
+    whose option value pytest took for its rootdir)."""
+    rootdir.restart_if_misread(early_config, parser.getgroup(activation.GROUP).options)
     activation.decide(early_config, parser, args)
 
 
