@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nightly import nights
+from nightly import last_good, nights
 from reports import markdown
 from reports.results import Results
 
@@ -409,14 +409,18 @@ def finish(night: Night, args: argparse.Namespace, durations: Path, runner: Runn
     verdict = {0: "OK", 1: "REGRESSION" if night.baseline and night.baseline.folder else "FAIL"}.get(result,
                                                                                                   "NOT JUDGED")
     night.write(result, verdict)
-    summary = night_markdown(night, verdict, result, run)
+    table, why = last_good.update(night.root, night.folder)  # only a judged night moves the table
+    print(f"nightly: last good commits: {f'left as they were: {why}' if why else night.root / last_good.FILE}",
+          flush=True)
+    summary = night_markdown(night, verdict, result, run, table)
     markdown.write(night.folder / "summary.md", summary)
     markdown.append_step_summary(summary)
     print(f"nightly: {night.name}: {verdict} (exit {result}); reports in {night.folder}", flush=True)
     return result
 
 
-def night_markdown(night: Night, verdict: str, result: int, run: Results | None) -> str:
+def night_markdown(night: Night, verdict: str, result: int, run: Results | None,
+                   table: last_good.Table | None = None) -> str:
     """The night for a CI job page: its verdict against the previous night, each step, then the suite's summary."""
     against = night.baseline.folder.name if night.baseline and night.baseline.folder else None
     head = [f"### nan-harness nightly {markdown.text(night.name)}: {markdown.text(verdict)} (exit {result})", "",
@@ -427,7 +431,8 @@ def night_markdown(night: Night, verdict: str, result: int, run: Results | None)
     if run is None:
         return markdown.fit(head, ["", "The suite's results cannot be judged: see nightly.json and the logs."], [])
     run_head, body, tail = markdown.run_parts(run, html=str(night.folder / "precision.html"), title="the suite")
-    return markdown.fit(head + [""] + run_head, body, tail)
+    good = last_good.markdown_lines(table, run) if table is not None else []
+    return markdown.fit(head + [""] + run_head, body, good + tail)
 
 
 def check_shard_runs(shard_dirs: Sequence[Path]) -> None:

@@ -2,11 +2,12 @@
 
 Reads the night folders under ROOT (`YYYY-MM-DD[-HHMMSS]`, as `python -m nightly` writes them): verdict counts per
 night, the cases newly failing and newly fixed between consecutive nights, each night's kernel commit (environment
-"Kernel commit", marked where it changed), and, where a night has bench.json, the benchmark's ratios per shape
-(share of the read roofline reached, speed-up over the anchor kernel) over time. Writes OUT/trend.html and
-OUT/trend.png (default OUT: ROOT/trend). A night whose results.json cannot be read or is malformed (as
-reports.results.validate judges it) is shown as "no results" with the reason, and none of its cases are counted. Exit
-0 when the page was written, 2 when ROOT holds no night with results or OUT cannot be written.
+"Kernel commit", marked where it changed), the tests failing now with their last good and first failing commit
+(nightly.last_good, rebuilt from every judged night under ROOT), and, where a night has bench.json, the benchmark's
+ratios per shape (share of the read roofline reached, speed-up over the anchor kernel) over time. Writes
+OUT/trend.html and OUT/trend.png (default OUT: ROOT/trend). A night whose results.json cannot be read or is malformed
+(as reports.results.validate judges it) is shown as "no results" with the reason, and none of its cases are counted.
+Exit 0 when the page was written, 2 when ROOT holds no night with results or OUT cannot be written.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nightly import last_good
 from nightly.nights import nights, read_nightly
 from reports.markup import esc
 from reports.results import Results, ResultsError, load, write_text_atomic
@@ -176,7 +178,7 @@ def plot(history: Sequence[NightData], series: dict[str, dict[str, dict[str, flo
 
 
 def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
-         series: dict[str, dict[str, dict[str, float]]], png: str) -> str:
+         series: dict[str, dict[str, dict[str, float]]], png: str, good: str = "") -> str:
     verdict_names = [v for v in VERDICT_COLOURS if any(n.verdicts.get(v) for n in history)]
     head = "".join(f"<th>{esc(v.replace('_', ' '))}</th>" for v in verdict_names)
     by_after = {c.after.name: c for c in found}
@@ -236,7 +238,7 @@ def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
         ".nan-commit-changed{background:#fff3c4}</style></head><body>\n"
         f"<h1>NaN-count nightly trend</h1><p>{len(history)} night(s) under <code>{esc(root)}</code>, oldest first</p>\n"
         f'<p><img src="{esc(png)}" alt="verdicts per night and benchmark ratios"></p>\n'
-        f"<h2>Nights</h2>\n{table}\n<h2>Changes between consecutive nights</h2>\n"
+        f"<h2>Nights</h2>\n{table}\n{good}\n<h2>Changes between consecutive nights</h2>\n"
         f"{''.join(sections) or '<p>one night only</p>'}\n"
         f"{bench}\n</body></html>\n"
     )
@@ -251,7 +253,7 @@ def build(root: Path, out: Path, last: int = DEFAULT_LAST) -> Path:
     found = changes(history)
     series = bench_series(history)
     plot(history, series, out / "trend.png")
-    html = page(root, history, found, series, "trend.png")
+    html = page(root, history, found, series, "trend.png", last_good.html_section(last_good.rebuild(root)))
     # links to each night's report are relative to ROOT; from elsewhere they point at the folders themselves
     if out.resolve() != root.resolve():
         for f in folders:
