@@ -8,14 +8,14 @@ import os
 import sys
 from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import NoReturn, Protocol
 
 import pytest
 import torch
 
 from cases import registry
 from cases.family import Context, Family
-from harness import activation, backends, children, guard, options, probe, rootdir
+from harness import activation, backends, children, environment_failures, guard, options, probe, rootdir
 from harness.backends import Backend
 from harness.compare import assert_check
 from harness.judge import PathNotRun, judge_counts, judge_path, suite_context
@@ -36,6 +36,7 @@ SPARE_KEY = pytest.StashKey[frozenset[int]]()  # child processes that were there
 PATHS_KEY = pytest.StashKey[tuple[str, ...]]()  # --kernel-path folders this run put on sys.path
 INTERPRET_KEY = pytest.StashKey["str | None"]()  # TRITON_INTERPRET before backend.prepare()
 FAMILIES_KEY = pytest.StashKey[tuple[Family, ...]]()
+PATTERNS_KEY = pytest.StashKey[tuple[environment_failures.Pattern, ...]]()  # environment failures' table
 
 # markers of tests that are not case families (families bring their own)
 MARKERS: dict[str, str] = {
@@ -81,6 +82,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run the kernel in this process, with no xdist worker and no probe child: only for a "
                          "caller that isolates this process itself and reruns in isolation whatever ends it "
                          "(mutate's warm workers); a kernel that crashes ends this whole run")
+    group.addoption("--nan-env-patterns", action="append", default=[], metavar="FILE",
+                    help="TOML file of [[pattern]] entries (name, regex, backends, kind, startup_only, example) "
+                         "added to the environment failures' table (harness/environment_table.py); repeatable")
     group.addoption("--nan-gen-case", action="append", default=[], metavar="ID",
                     help="also run the generated case with this id (e.g. a failure the property test shrank to: "
                          "select it with -k ID); repeatable")
@@ -124,12 +128,17 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     try:
         options.parse_numeric(config)
+        patterns = environment_failures.table(config.getoption("--nan-env-patterns"), config.invocation_params.dir)
+    except (options.OptionError, environment_failures.PatternError) as exc:
+        raise pytest.UsageError(str(exc)) from exc
+    config.stash[PATTERNS_KEY] = patterns
+    try:
         backend = backends.resolve(config.getoption("--device"))
         config.stash[INTERPRET_KEY] = os.environ.get(backends.INTERPRET_VAR)
         backend.prepare()
         specs = parse_specs(config.getoption("--kernel-setup"))
-    except (RuntimeError, SetupError, options.OptionError) as exc:
-        raise pytest.UsageError(str(exc)) from exc
+    except (RuntimeError, SetupError) as exc:
+        _stop(config, str(exc), None)
     if backend.interpreted:
         _check_interpreter()
     paths = _kernel_paths(config)
@@ -194,7 +203,7 @@ def _load_in_worker(config: pytest.Config, backend: Backend, paths: list[str], s
         run_setups(specs)
         config.stash[TARGET_KEY] = load(config.getoption("--kernel"))
     except (SetupError, KernelLoadError) as exc:
-        raise pytest.UsageError(str(exc)) from exc
+        _stop(config, str(exc), backend.name)
 
 
 def _probe_in_controller(config: pytest.Config, backend: Backend, paths: list[str],
@@ -205,8 +214,17 @@ def _probe_in_controller(config: pytest.Config, backend: Backend, paths: list[st
         found = probe.run(config.getoption("--kernel"), config.getoption("--device"), paths, setups,
                           config.invocation_params.dir)
     except probe.ProbeError as exc:
-        raise pytest.UsageError(str(exc)) from exc
+        _stop(config, str(exc), backend.name)
     _describe_run(config, backend, families, found)
+
+
+def _stop(config: pytest.Config, message: str, backend: str | None) -> NoReturn:
+    """A start-up failure: an environment failure when the table names its message (the deciding process ends the
+    run with ENVIRONMENT_EXIT), else a usage error. An xdist worker leaves the ending to its controller."""
+    failure = environment_failures.classify(message, config.stash[PATTERNS_KEY], backend=backend)
+    if failure is not None and not activation.is_worker(config):
+        environment_failures.end_run(config, failure)
+    raise pytest.UsageError(message)
 
 
 def _describe_run(config: pytest.Config, backend: Backend, families: tuple[Family, ...], found: probe.Probe) -> None:

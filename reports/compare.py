@@ -14,7 +14,7 @@ from pathlib import Path
 
 from reports import markdown
 from reports.results import Results, ResultsError, load
-from reports.text import short_message, why
+from reports.text import environment_headline, short_message, why
 from verdict.record import FAILED_OUTCOMES, TestRecord
 
 BAD = FAILED_OUTCOMES
@@ -130,6 +130,9 @@ def render_markdown(d: Diff, baseline_path: str, current_path: str, baseline: Re
 
 def check_finished(run: Results, path: Path) -> None:
     """A run that did not finish, or has no cases, cannot be judged: it would look like no regressions."""
+    if run.environment_failure:
+        raise ResultsError(f"{path}: the run's environment stopped it, nothing was judged "
+                           f"({environment_headline(run.environment_failure)[:300]}); it cannot be compared")
     if not run.finished:
         raise ResultsError(f"{path}: the run did not finish ({run.ended}); it cannot be compared")
     if not run.records:

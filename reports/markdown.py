@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from reports.results import Results, write_text_atomic
-from reports.text import run_verdict, verdict_tally, why
+from reports.text import environment_headline, run_verdict, verdict_tally, why
 from verdict.record import NOT_RUN
 
 MAX_LINES = 60
@@ -42,7 +42,10 @@ def code(value: object, *, in_table: bool = False) -> str:
 
 
 def verdict_word(run: Results) -> str:
-    """PASS, FAIL, or INCOMPLETE and how the run ended: an unfinished run is never described as passed."""
+    """PASS, FAIL, or INCOMPLETE and how the run ended: an unfinished run is never described as passed; a run its
+    machine stopped says ENVIRONMENT, the pattern and the message."""
+    if run.environment_failure:
+        return environment_headline(run.environment_failure)[:300]
     return run_verdict(bool(run.finished), run.ended, bool(run.failing()))
 
 
@@ -50,6 +53,16 @@ def environment_line(environment: dict[str, str]) -> str:
     """Device, chip, driver, torch, Triton and the kernel's commit, as far as the run recorded them."""
     parts = [f"{key}: {code(environment[key])}" for key in ENVIRONMENT_KEYS if environment.get(key)]
     return "Environment: " + (" · ".join(parts) if parts else "not recorded")
+
+
+def environment_failure_lines(run: Results) -> list[str]:
+    """Which environment pattern stopped the run, and its message: nothing was judged, not the kernel's failure."""
+    failure = run.environment_failure
+    if not failure:
+        return []
+    return ["", f"**Environment failure** {code(failure.get('name', '?'))} ({text(failure.get('kind', ''))}, "
+                f"{text(failure.get('where', ''))}): {code(str(failure.get('message', ''))[:300])}", "",
+            "The machine stopped the run: nothing was judged, and it is not the kernel's failure."]
 
 
 def _diagnosis(run: Results) -> list[str]:
@@ -98,6 +111,7 @@ def run_parts(run: Results, *, html: str | None = None, title: str = "nan-harnes
     kernel, backend = code(what["kernel"]), text(what["backend"])
     head = [f"### {text(title)}: {text(verdict_word(run))}", "",
             f"Kernel {kernel} on {backend}: **{len(run.records)} tests**: {text(verdict_tally(run.records) or 'no tests')}"]
+    head += environment_failure_lines(run)
     tail = ["", environment_line(run.environment)] + (["", f"HTML report: {code(html)}"] if html else [])
     return head, _diagnosis(run) + _failures(run) + _gaps(run), tail
 

@@ -18,12 +18,13 @@ from types import FrameType
 
 import pytest
 
-from reports import markdown, placeholders, results
+from reports import environment_ending, markdown, placeholders, results
 from reports.collector import ResultCollector
 from reports.text import run_verdict, verdict_tally
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
 from harness.activation import active, decide, is_worker
+from harness.environment_failures import ENVIRONMENT_EXIT, FAILURE_KEY
 from harness.run import RUN_INFO_KEY
 
 DEFAULT_JSON = "out/results.json"
@@ -35,7 +36,7 @@ RUN_END_KEY = pytest.StashKey["RunEnd"]()
 SIGTERM_KEY = pytest.StashKey[object]()  # the SIGTERM handler before this run, restored at unconfigure
 _INTERRUPTED: list[str] = []  # KeyboardInterrupts seen by this process (Ctrl-C, SIGTERM)
 EXIT_WORDS = {0: "passed", 1: "tests failed", 2: "interrupted", 3: "internal error", 4: "usage error",
-              5: "no tests collected"}
+              5: "no tests collected", ENVIRONMENT_EXIT: "environment"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -160,7 +161,10 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 
 def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-    """Remember the interrupt: a run stopped this way ends 'interrupted', whatever exit status follows."""
+    """Remember the interrupt: a run stopped this way ends 'interrupted', whatever exit status follows (not the
+    harness's own stop for an environment failure, which pytest reports through this hook too)."""
+    if isinstance(excinfo.value, pytest.exit.Exception) and excinfo.value.returncode == ENVIRONMENT_EXIT:
+        return
     _INTERRUPTED.append(str(excinfo.value) or "KeyboardInterrupt")
 
 
@@ -285,7 +289,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     before its session started (Ctrl-C, SIGTERM while configuring) says so in results.json."""
     end = config.stash.get(RUN_END_KEY, None)
     path = json_path(config) if is_controller(config) else None
-    if end is None and _INTERRUPTED and is_controller(config) and STARTED_KEY in config.stash:
+    if end is None and FAILURE_KEY in config.stash and is_controller(config) and STARTED_KEY in config.stash:
+        _write_environment_ending(config)
+    elif end is None and _INTERRUPTED and is_controller(config) and STARTED_KEY in config.stash:
         started = config.stash[STARTED_KEY]
         if path is not None:
             doc = placeholders.not_finished_doc(started, config.stash.get(RUN_ID_KEY, None))
@@ -306,6 +312,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     previous = config.stash.get(SIGTERM_KEY, None)
     if previous is not None:
         signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+
+
+def _write_environment_ending(config: pytest.Config) -> None:
+    """The machine stopped the run before its session (harness.environment_failures): every report says so."""
+    failure = config.stash[FAILURE_KEY]
+    doc = environment_ending.document(failure.to_dict(), ENVIRONMENT_EXIT, started=config.stash[STARTED_KEY],
+                                      run_id=config.stash.get(RUN_ID_KEY, None), backend=failure.backend,
+                                      kernel=config.getoption("--kernel", None))
+    summary = environment_ending.write(_report_paths(config, config.option), doc)
+    markdown.append_step_summary(summary)
+    terminalreporter = config.pluginmanager.get_plugin("terminalreporter")
+    if terminalreporter is not None:
+        terminalreporter.write_sep("=", f"nan-harness: {environment_ending.headline(failure.to_dict())}"[:400],
+                                   yellow=True, bold=True)
+        terminalreporter.write_line(f"not the kernel's failure: nothing was judged (exit {ENVIRONMENT_EXIT})")
 
 
 SHOWN_DIAGNOSES = 5

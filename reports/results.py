@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verdict.record import VERDICTS, TestRecord
+from verdict.record import ENVIRONMENT, VERDICTS, TestRecord
 
 SCHEMA = "nan-harness-results/2"
 LEGACY_SCHEMA = "nan-harness-results/1"  # written before runs recorded how they ended
@@ -106,6 +106,7 @@ class Results:
     diagnosis: tuple[dict[str, Any], ...] = ()
     shard: dict[str, Any] | None = None  # this run's place among pytest-split shards
     shards: dict[str, Any] | None = None  # a merged run's shards
+    environment_failure: dict[str, Any] | None = None  # why a run ended `environment` (harness.environment_failures)
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> Results:
@@ -116,7 +117,8 @@ class Results:
                    records=tuple(TestRecord.from_dict(c) for c in doc["cases"]), run_id=doc.get("run_id"),
                    kernel=doc.get("kernel"), backend=doc.get("backend"), started=doc.get("started"),
                    coverage_gaps=tuple(doc.get("coverage_gaps") or ()), diagnosis=tuple(doc.get("diagnosis") or ()),
-                   shard=doc.get("shard"), shards=doc.get("shards"))
+                   shard=doc.get("shard"), shards=doc.get("shards"),
+                   environment_failure=doc.get("environment_failure"))
 
     def by_nodeid(self) -> dict[str, TestRecord]:
         """Records keyed by node id, the key every comparison of two runs matches on."""
@@ -264,11 +266,14 @@ SPLIT = {"splits": POSITIVE, "algorithm": nullable(STRING), "durations_sha256": 
 SHARD = record({"group": POSITIVE, **SPLIT}, required=("group", "splits"))
 SHARDS = record({**SPLIT, "groups": list_of(POSITIVE), "folders": list_of(STRING), "collected": list_of(COUNT),
                  "finished": list_of(BOOL)}, required=("groups", "folders"))  # a merged run's shards
+ENVIRONMENT_FAILURE = record({"name": NAME, "kind": STRING, "message": STRING, "where": STRING,
+                              "backend": nullable(STRING)}, required=("name", "message"))
 DOCUMENT = record({"environment": dict_of(STRING), "exitstatus": nullable(INT), "finished": BOOL, "ended": STRING,
                    "collected": COUNT, "ran": COUNT, "counts": dict_of(COUNT, OUTCOMES),
                    "verdicts": dict_of(COUNT, VERDICTS), "run_id": nullable(STRING), "diagnosis": list_of(OBJECT),
                    "kernel": nullable(STRING), "backend": nullable(STRING), "coverage_gaps": list_of(STRING),
-                   "started": nullable(STRING), "shard": nullable(SHARD), "shards": SHARDS, "cases": list_of(CASE)},
+                   "started": nullable(STRING), "shard": nullable(SHARD), "shards": SHARDS, "cases": list_of(CASE),
+                   "environment_failure": nullable(ENVIRONMENT_FAILURE)},
                   required=("environment", "exitstatus", "finished", "ended", "collected", "counts", "verdicts",
                             "cases"))
 
@@ -293,6 +298,9 @@ def _check_consistent(doc: dict[str, Any]) -> None:
         raise ResultsError("finished is true but collected is 0; a run that collected nothing did not finish")
     if doc["finished"] and ran < collected:
         raise ResultsError(f"finished is true but ran is {ran} of {collected} collected")
+    if doc["ended"] == ENVIRONMENT and (doc["finished"] or doc["exitstatus"] == 0):
+        raise ResultsError("ended is environment but the run says it finished or exited 0; an environment "
+                           "failure judged nothing")
     twice = sorted(n for n, k in Counter(c["nodeid"] for c in doc["cases"]).items() if k > 1)
     if twice:
         raise ResultsError(f"duplicate nodeid in cases: {', '.join(twice[:3])}" + (" ..." if len(twice) > 3 else ""))

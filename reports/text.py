@@ -4,15 +4,23 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from verdict.record import TestRecord
+from verdict.record import ENVIRONMENT, TestRecord
 
 
 def run_verdict(finished: bool | None, ended: str, failing: bool) -> str:
-    """The run's one word, the same on every page: INCOMPLETE and how it ended (an unfinished run is never called
-    passed), else FAIL or PASS."""
+    """The run's one word, the same on every page: ENVIRONMENT when the machine stopped it (nothing judged, never
+    the kernel's failure), INCOMPLETE and how it ended (an unfinished run is never called passed), else FAIL or PASS."""
+    if ended == ENVIRONMENT:
+        return "ENVIRONMENT"
     if finished is False:
         return f"INCOMPLETE ({ended})"
     return "FAIL" if failing else "PASS"
+
+
+def environment_headline(failure: dict) -> str:
+    """`ENVIRONMENT (pattern): first line of the message`: the verdict line of a run its machine stopped."""
+    first = next((line.strip() for line in str(failure.get("message", "")).splitlines() if line.strip()), "")
+    return f"ENVIRONMENT ({failure.get('name', '?')}): {first}"
 
 
 def verdict_tally(records: Iterable[TestRecord]) -> str:

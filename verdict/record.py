@@ -21,6 +21,7 @@ CAPTURABLE_PROPERTY = "nan_capturable"  # whether one call could be captured in 
 PASS = "pass"
 NOT_RUN = "not_run"  # skipped, deselected by the kernel's missing API, or never reached
 WAIVED = "waived"  # a known failure under a waiver (strict xfail)
+ENVIRONMENT = "environment"  # the machine failed outside the kernel (harness.environment_failures): never the kernel's
 REFUSED = "refused"  # raised on input it must count
 WRONG_COUNTS = "wrong_counts"
 SIDE_EFFECT = "side_effect"  # input modified, writes outside the output, wrong dtype/shape/device of the result
@@ -29,8 +30,8 @@ ERROR = "error"  # the test failed for a reason none of the categories names (ha
 TIMEOUT = "timeout"
 DEVICE_FAULT = "device_fault"
 CRASH = "crash"  # the process died (segfault, abort): xdist's worker crash
-VERDICTS: tuple[str, ...] = (PASS, NOT_RUN, WAIVED, REFUSED, WRONG_COUNTS, SIDE_EFFECT, CALL_SITE, ERROR, TIMEOUT,
-                             DEVICE_FAULT, CRASH)
+VERDICTS: tuple[str, ...] = (PASS, NOT_RUN, WAIVED, ENVIRONMENT, REFUSED, WRONG_COUNTS, SIDE_EFFECT, CALL_SITE, ERROR,
+                             TIMEOUT, DEVICE_FAULT, CRASH)
 FAILING: frozenset[str] = frozenset(VERDICTS[VERDICTS.index(REFUSED):])
 FAILED_OUTCOMES: tuple[str, ...] = ("failed", "error")  # pytest's words for a test that did not pass
 
