@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends import triton_flavour
+from setups.upstream_fixes import fix_source
 from tests.support.forkserver import ForkServer
 from tests.support.limits import hang_limit
 from tests.support.subrun import SUITE, SubRun, run_pytest
@@ -26,6 +27,7 @@ from verdict.record import CRASH, PASS, WRONG_COUNTS
 
 pytestmark = pytest.mark.nan_selftest
 
+ROOT = Path(__file__).resolve().parents[2]
 ASCEND = triton_flavour().startswith("triton-ascend")
 BIGOFFSET = r"test_case\[\w+-bigoffset-"
 TRANSPOSED = r"test_outside_domain_refused_or_counted\[transposed\]"
@@ -113,6 +115,12 @@ def test_design_verdicts(design: Design, tmp_path: Path, server: ForkServer | No
     else:
         assert not others, f"{design}: unexpected failures {others}\n{run.describe()}"
     assert all(r.verdict == PASS for r in run.records if r.outcome == "passed")
+    fixes = [fix for fix, _ in fix_source((ROOT / design.module.replace(".", "/")).with_suffix(".py")
+                                          .read_text(encoding="utf-8")).applied]
+    unnamed = [r.id for r in run.records if r.failed and not any(fix.names(r) for fix in fixes)]
+    named_passing = [r.id for r in run.records if not r.failed and any(fix.names(r) for fix in fixes)]
+    assert not unnamed and not named_passing, (  # setups.upstream_fixes names exactly what fails (its other half:
+        f"{design}: failures no fix names {unnamed}; cases a fix names that pass {named_passing}")  # test_upstream_fixes)
     found = [(d["category"], d["name"]) for d in run.doc.get("diagnosis", [])]
     assert len(found) == len(design.diagnosis), f"{design}: diagnosis {found}"
     for (category, words), (got_category, name) in zip(design.diagnosis, found):
