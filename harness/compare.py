@@ -7,9 +7,13 @@ import torch
 
 from harness.guard import KernelRaised
 from reference import sealed
-from verdict.record import DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, WrongRow
+from verdict.record import (DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, InputLayout,
+                            WrongRow)
 
-SHOWN_ROWS = 20  # wrong rows spelled out in a message; the rest are counted
+SHOWN_ROWS = 20
+# alignment is recorded up to 16 bytes (a 128-bit vector load): allocations are aligned at least that much, so the
+# value is the input's offset's doing and the same on every run (larger powers of two are the allocator's luck)
+MAX_ALIGNMENT = 16  # wrong rows spelled out in a message; the rest are counted
 
 
 def describe_input(x: object) -> str:
@@ -19,6 +23,16 @@ def describe_input(x: object) -> str:
         return type(x).__name__
     return (f"shape {tuple(x.shape)}, strides {tuple(x.stride())}, offset {x.storage_offset()}, "
             f"{str(x.dtype).removeprefix('torch.')} on {x.device.type}")
+
+
+def layout_of(x: object) -> InputLayout | None:
+    """The input as data for the diagnosis (describe_input is the same for a reader); None when not a tensor."""
+    if not isinstance(x, torch.Tensor):
+        return None
+    address = x.data_ptr() if x.numel() else 0
+    alignment = min(address & -address, MAX_ALIGNMENT) if address else None
+    return InputLayout(tuple(x.shape), tuple(x.stride()), x.storage_offset(), str(x.dtype).removeprefix("torch."),
+                       alignment)
 
 
 def exception_text(exc: BaseException) -> str:
@@ -38,7 +52,8 @@ def failed_launch(exc: BaseException, params: CaseParams, path: str, expected: t
     text = exception_text(exc)
     verdict = DEVICE_FAULT if any_fault(text) else REFUSED
     return Check(params, path, verdict, sum(sealed.int_list(expected)), None, card=card,
-                 input_desc=describe_input(logits), refusal=text)
+                 input_desc=describe_input(logits), refusal=text, layout=layout_of(logits),
+                 rows=len(sealed.int_list(expected)))
 
 
 def refusal(exc: BaseException, params: CaseParams, path: str, logits: object) -> Check:
@@ -48,8 +63,8 @@ def refusal(exc: BaseException, params: CaseParams, path: str, logits: object) -
     if isinstance(exc, KernelRaised) and not exc.is_exception:
         return Check(params, path, REFUSED, problems=(f"raised {type(exc.original).__name__}, which steers the test "
                                                       "runner; a refusal must raise an Exception",),
-                     input_desc=describe_input(logits), refusal=text)
-    return Check(params, path, PASS, refusal=text, input_desc=describe_input(logits))
+                     input_desc=describe_input(logits), refusal=text, layout=layout_of(logits))
+    return Check(params, path, PASS, refusal=text, input_desc=describe_input(logits), layout=layout_of(logits))
 
 
 def compare_counts(
@@ -63,6 +78,7 @@ def compare_counts(
     side_effects: Sequence[str] = (),
     card: int | None = None,
     input_desc: str = "",
+    layout: InputLayout | None = None,
 ) -> Check:
     """Compare kernel counts with the CPU reference; never raises on a malformed result, it reports it.
 
@@ -76,7 +92,7 @@ def compare_counts(
         bad_counts = bool(wrong) or got_total != expected_total  # a total that differs is wrong, whatever the shape
         verdict = WRONG_COUNTS if bad_counts else (SIDE_EFFECT if problems else PASS)
         return Check(params, path, verdict, expected_total, got_total, tuple(problems), tuple(wrong), card,
-                     input_desc)
+                     input_desc, layout=layout, rows=len(want))
 
     if not isinstance(got, torch.Tensor):
         problems.append(f"result is {type(got).__name__}, not a tensor")

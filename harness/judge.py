@@ -13,7 +13,7 @@ import torch
 
 from cases.family import Built, Context
 from harness.backends import Backend
-from harness.compare import compare_counts, describe_input, failed_launch
+from harness.compare import compare_counts, describe_input, failed_launch, layout_of
 from harness.target import KernelUnderTest, run_path
 from verdict.record import CaseParams, Check
 
@@ -52,7 +52,7 @@ def judge_counts(backend: Backend, got: object, expected: torch.Tensor, params: 
     on = logits.device.type if isinstance(logits, torch.Tensor) else backend.torch_type
     return compare_counts(got, expected, params=params, path=path, device_type=on, row_labels=row_labels,
                           side_effects=side_effects, card=backend.current_card(),
-                          input_desc=describe_input(logits) if logits is not None else "")
+                          input_desc=describe_input(logits) if logits is not None else "", layout=layout_of(logits))
 
 
 def judge_built(target: KernelUnderTest, backend: Backend, built: Built, params: CaseParams, path: str) -> Judged:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
@@ -29,7 +29,7 @@ from verdict.record import CRASH, DEVICE_FAULT, REFUSED, TIMEOUT, Check, TestRec
 
 SHOWN_CASES = 5
 INTERPRETER = "interpreter"  # a defect of the Triton interpreter the preflight measured: not the kernel's
-CATEGORIES: tuple[str, ...] = (INTERPRETER, "predicate", "traversal", "offsets", "accumulation", "output",
+CATEGORIES: tuple[str, ...] = (INTERPRETER, "launch", "predicate", "traversal", "offsets", "accumulation", "output",
                                "side effects", "contract", "device", "unknown")
 NO_PATTERN = "no known pattern"
 
@@ -45,9 +45,19 @@ class Diagnosis:
     cases: tuple[str, ...]  # record ids (test name and parameters)
     weight: int  # failing tests explained: the strongest pattern comes first
     explains: frozenset[Failure] = frozenset()  # the failures its signature fits (not written to results.json)
+    scope: str = ""  # what the evidence spans: shapes, dtypes, paths ("seen on 70001x33 only", "wrapper path only")
+    thin: bool = False  # one shape or at most two checks: ranked below any diagnosis seen across shapes
+    partial: bool = False  # the run stopped early (-x, an interrupt): the pattern is read from the tests that ran
 
     def to_dict(self) -> dict[str, Any]:
         return {**{k: v for k, v in asdict(self).items() if k != "explains"}, "cases": list(self.cases)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Diagnosis:
+        """A diagnosis as results.json holds it (older files lack scope, thin and partial)."""
+        return cls(str(data.get("category", "unknown")), str(data.get("name", "")), str(data.get("evidence", "")),
+                   tuple(data.get("cases") or ()), int(data.get("weight") or 0), scope=str(data.get("scope") or ""),
+                   thin=bool(data.get("thin")), partial=bool(data.get("partial")))
 
 
 Hit = TestRecord | tuple[TestRecord, Check]  # a whole failing test, or one failing check of it
@@ -77,8 +87,11 @@ def _blocks(vocab: int) -> int:
 
 
 def _offset(c: Check) -> int:
-    m = re.search(r"\boffset (\d+)", c.input_desc)
-    return int(m.group(1)) if m else 0
+    return c.layout.storage_offset if c.layout is not None else 0
+
+
+def _has_layout(c: Check) -> bool:
+    return c.layout is not None
 
 
 def _outside(c: Check) -> bool:
@@ -107,6 +120,140 @@ def _failures(hit: Hit) -> set[Failure]:
 def _found(category: str, name: str, evidence: str, hits: Sequence[Hit], bonus: int = 0) -> Diagnosis:
     ids = _ids(hits)
     return Diagnosis(category, name, evidence, ids, len(ids) + bonus, frozenset().union(*map(_failures, hits)))
+
+
+# -- launch: which rows the wrapper's launch reaches -------------------------------------------------------------
+# Index limits a launch runs into: a grid's y/z axis (65,535 on CUDA), and powers of two a batch split or an int16
+# program id would stop at. A limit is named when the first wrong row is one of them or the nearest power of two.
+LAUNCH_LIMITS: dict[int, str] = {65_535: "CUDA's grid y/z limit (65,535 programs)", 65_536: "2^16"}
+
+
+def _ranges(rows: Sequence[int]) -> list[tuple[int, int]]:
+    """Sorted row indices as [start, end) runs: what a kernel engineer reads first in a list of wrong rows."""
+    runs: list[tuple[int, int]] = []
+    for row in sorted(set(rows)):
+        if runs and runs[-1][1] == row:
+            runs[-1] = (runs[-1][0], row + 1)
+        else:
+            runs.append((row, row + 1))
+    return runs
+
+
+def _spell(runs: Sequence[tuple[int, int]], shown: int = 4) -> str:
+    text = ", ".join(f"{a}" if b == a + 1 else f"{a}-{b - 1}" for a, b in runs[:shown])
+    return text + (f" (+{len(runs) - shown} more runs)" if len(runs) > shown else "")
+
+
+def _limit_name(k: int) -> str:
+    """What row index k is to a launch: a known limit, a power of two, or the nearest power of two."""
+    if k in LAUNCH_LIMITS:
+        return LAUNCH_LIMITS[k]
+    power = 1 << max(k.bit_length() - 1, 0)
+    if k == power:
+        return f"2^{power.bit_length() - 1}"
+    near = min((power, power * 2), key=lambda p: abs(p - k))
+    return f"near 2^{near.bit_length() - 1} ({near:,})"
+
+
+MIN_ROW_LIMIT = 256  # below this, a wrong suffix of rows is as likely their contents (rows ordered by count)
+
+
+def _suffix_from(c: Check) -> int | None:
+    """The first wrong row k when the wrong rows are exactly k..rows-1 (at least 2 of them, every row below right),
+    and k is large enough to be a launch's limit rather than the rows' contents."""
+    if c.rows is None or not c.wrong_rows:
+        return None
+    runs = _ranges([w.row for w in c.wrong_rows])
+    if len(runs) != 1 or runs[0][1] != c.rows:
+        return None
+    k = runs[0][0]
+    return k if k >= MIN_ROW_LIMIT and c.rows - k >= 2 else None
+
+
+def row_limit(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Every row from one index on is wrong and every row below it right, in every wrong check of a batch: the
+    launch (its grid, a batch split or cap) stops at that index, whatever the row holds."""
+    wrong = _wrong_checks(records)
+    hits = [(r, c, k) for r, c in wrong if (k := _suffix_from(c)) is not None]
+    if not hits:
+        return None
+    limits = sorted({k for _, _, k in hits})
+    r, c, k = hits[0]
+    paths = sorted({c.path for _, c, _ in hits})
+    return _found("launch", f"rows from index {limits[0]:,} on never counted ({_limit_name(limits[0])}): the "
+                  "launch stops there (grid size, batch split or cap)",
+                  f"in {len(hits)} check(s) every row from {', '.join(f'{x:,}' for x in limits)} on is wrong and "
+                  f"every row below it right (path {'/'.join(paths)}), e.g. {c.params.case_id} ({c.path}) rows "
+                  f"{k:,}-{(c.rows or 0) - 1:,} of {c.rows:,}: {c.wrong_rows[0].describe()}",
+                  [(r, c) for r, c, _ in hits], bonus=2)
+
+
+def every_kth_row(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Wrong rows spaced by one step k >= 2, with the rows between them right: a row index scaled or strided by k."""
+    hits = []
+    for r, c in _wrong_checks(records):
+        rows = sorted(w.row for w in c.wrong_rows)
+        steps = {b - a for a, b in zip(rows, rows[1:])}
+        if len(rows) >= 3 and len(steps) == 1 and min(steps) >= 2:
+            hits.append((r, c, min(steps)))
+    if not hits:
+        return None
+    r, c, k = hits[0]
+    return _found("traversal", f"every {k}th row wrong (a row index scaled or stepped by {k})",
+                  f"{len(hits)} check(s) miscount rows spaced by {sorted({h[2] for h in hits})} with the rows "
+                  f"between right, e.g. {c.params.case_id} ({c.path}) rows "
+                  f"{_spell(_ranges([w.row for w in c.wrong_rows]))}", [(r, c) for r, c, _ in hits])
+
+
+def _saturation(c: Check) -> int | None:
+    """k when every wrong row counted 2^k - 1 (k >= 3) and expected more: a counter that clamps at its width."""
+    got = {w.got for w in c.wrong_rows}
+    if len(got) != 1:
+        return None
+    value = next(iter(got))
+    k = (value + 1).bit_length() - 1
+    return k if k >= 3 and value == (1 << k) - 1 and all(w.expected > value for w in c.wrong_rows) else None
+
+
+def saturated(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Two or more wrong rows, all counting the same 2^k - 1 where more were due (one row could be chance)."""
+    hits = [(r, c, k) for r, c in _wrong_checks(records) if (k := _saturation(c)) is not None]
+    if not hits or len({k for _, _, k in hits}) != 1 or sum(len(c.wrong_rows) for _, c, _ in hits) < 2:
+        return None
+    r, c, k = hits[0]
+    return _found("accumulation", f"counts saturate at 2^{k} - 1 ({(1 << k) - 1:,}): a clamped or {k}-bit counter",
+                  f"every wrong row of {len(hits)} check(s) counts {(1 << k) - 1:,} where more NaNs were due, e.g. "
+                  f"{_example(c)}", [(r, c) for r, c, _ in hits], bonus=1)
+
+
+def _constant_offset(c: Check) -> int | None:
+    diffs = {w.got - w.expected for w in c.wrong_rows}
+    return next(iter(diffs)) if len(diffs) == 1 and len(c.wrong_rows) >= 2 else None
+
+
+def off_by_constant(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Every wrong row of every check is off by the same amount: one element (or lane) too many or too few."""
+    wrong = _wrong_checks(records)
+    offs = [(r, c, d) for r, c in wrong if (d := _constant_offset(c)) is not None]
+    if not offs or len(offs) != len(wrong) or len({d for _, _, d in offs}) != 1:
+        return None
+    d = offs[0][2]
+    return _found("traversal", f"every wrong count off by {d:+d} (one element or lane too {'many' if d > 0 else 'few'}"
+                  ": a bound or mask off by one, or a fixed element counted)",
+                  f"{len(offs)} check(s), every wrong row off by {d:+d}, e.g. {_example(offs[0][1])}",
+                  [(r, c) for r, c, _ in offs])
+
+
+def garbage(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Counts no traversal can give (negative, or more than the row holds) that are not the harness's poison:
+    uninitialised memory or another buffer read back as the result."""
+    hits = [(r, c) for r, c in _wrong_checks(records) if _vocab(c) and any(
+        (w.got < 0 or w.got > _vocab(c)) and w.got != POISON and not 0 <= w.got - POISON <= _vocab(c)
+        for w in c.wrong_rows)]
+    if not hits:
+        return None
+    return _found("output", "garbage counts (negative or more than the row holds): an output never written, or "
+                  "another buffer returned", f"{len(hits)} check(s), e.g. {_example(hits[0][1])}", hits)
 
 
 # -- accumulation ------------------------------------------------------------------------------------------
@@ -140,19 +287,17 @@ def narrow_accumulator(records: Sequence[TestRecord]) -> Diagnosis | None:
 
 
 # -- offsets -----------------------------------------------------------------------------------------------
-_ROW_START = re.compile(r"row starts at element ([\d,]+)")
-
-
-def _past_2_31(w: WrongRow) -> bool:
-    m = _ROW_START.search(w.label)
-    return bool(m) and int(m.group(1).replace(",", "")) + 1 >= 1 << 31
+def _past_2_31(c: Check, w: WrongRow) -> bool:
+    """The row's last element lies past 2^31 elements from its storage's start (a 32-bit offset wraps there)."""
+    start = c.layout.row_start(w.row) if c.layout is not None else None
+    return start is not None and start + max(_vocab(c), 1) - 1 >= 1 << 31
 
 
 def big_offsets(records: Sequence[TestRecord]) -> Diagnosis | None:
     """Cases with rows past 2^31 elements kill the process or fault, or miscount exactly those rows."""
     died = [r for r in _failing(records) if r.family == "bigoffset" and r.verdict in (CRASH, DEVICE_FAULT, TIMEOUT)]
     far = [(r, c) for r, c in _wrong_checks(records) if r.family == "bigoffset"
-           and all(_past_2_31(w) for w in c.wrong_rows)]
+           and all(_past_2_31(c, w) for w in c.wrong_rows)]
     hits = [*died, *far]
     if not hits:
         return None
@@ -165,7 +310,7 @@ def big_offsets(records: Sequence[TestRecord]) -> Diagnosis | None:
 def storage_offset(records: Sequence[TestRecord]) -> Diagnosis | None:
     """Only views that start inside their storage miscount, while views at its start pass."""
     wrong = [(r, c) for r, c in _wrong_checks(records) if not _outside(c)]
-    at_start = [c for c in _passing_checks(records) if _offset(c) == 0 and c.input_desc]
+    at_start = [c for c in _passing_checks(records) if _offset(c) == 0 and _has_layout(c)]
     if not wrong or not at_start or any(_offset(c) == 0 for _, c in wrong):
         return None
     offsets = sorted({_offset(c) for _, c in wrong})
@@ -524,9 +669,9 @@ def _by_verdict(verdict: str, name: str) -> Rule:
 
 # Rule order breaks ties in weight: the more specific signature first.
 RULES: tuple[Rule, ...] = (
-    big_offsets, storage_offset, per_block_or, predicate, narrow_accumulator, half_the_elements, tail, block_sums,
-    unread_lanes, padding, square, column_stride, stream_order, graph_replay, stale_outputs, output, input_modified,
-    copies, rank_accepted, empty_inputs,
+    row_limit, big_offsets, storage_offset, per_block_or, predicate, narrow_accumulator, half_the_elements, tail,
+    block_sums, unread_lanes, padding, square, column_stride, every_kth_row, saturated, off_by_constant, garbage,
+    stream_order, graph_replay, stale_outputs, output, input_modified, copies, rank_accepted, empty_inputs,
     refused, _by_verdict(DEVICE_FAULT, "device fault"), _by_verdict(CRASH, "process crash"),
     _by_verdict(TIMEOUT, "timeout (a hung kernel)"),
 )
@@ -543,22 +688,54 @@ def _drop_explained(ranked: Sequence[Diagnosis]) -> list[Diagnosis]:
     return kept
 
 
-def diagnose(records: Sequence[TestRecord], *, environment: Mapping[str, str] | None = None) -> list[Diagnosis]:
-    """A measured interpreter defect first, then every rule that fires, strongest first, less those a stronger one
-    explains; failing tests no kept diagnosis explains close the list as "no known pattern"."""
+def _shape(shape: Sequence[int]) -> str:
+    return "x".join(map(str, shape)) or "scalar"
+
+
+def _only(name: str, seen: set[str], others_pass: bool) -> str:
+    return f"{name} {next(iter(seen))} only" + (" (the others count the same cases right)" if others_pass else "")
+
+
+def scoped(d: Diagnosis, records: Sequence[TestRecord], partial: bool) -> Diagnosis:
+    """D with what its evidence spans: shapes, dtypes and paths of the checks it explains, whether one path or
+    dtype alone fails while the others pass the same cases, and thin when it rests on one shape or two checks."""
+    by_id = {r.id: r for r in records}
+    checks = [by_id[t].checks[i] for t, i in d.explains if t in by_id and i >= 0]
+    support = len(d.explains)
+    shapes = {_shape(c.params.shape) for c in checks if c.params.shape}
+    dtypes = {c.params.dtype for c in checks if c.params.dtype}
+    paths = {c.path for c in checks if c.path}
+    failing_cases = {c.params.case_id for c in checks}
+    passing = [c for c in _passing_checks(records) if c.params.case_id in failing_cases]
+    parts = [f"{support} failing check(s)" if checks else f"{support} failing test(s)"]
+    if shapes:
+        parts.append(f"seen on {next(iter(shapes))} only" if len(shapes) == 1 else f"{len(shapes)} shapes")
+    if len(dtypes) == 1 and len({c.params.dtype for c in _passing_checks(records) if c.params.dtype} - dtypes):
+        parts.append(_only("dtype", dtypes, False))
+    if len(paths) == 1 and any(c.path not in paths for c in passing):
+        parts.append(_only("path", paths, True))
+    thin = support <= 2 or len(shapes) == 1
+    return replace(d, scope=", ".join(parts), thin=thin, partial=partial)
+
+
+def diagnose(records: Sequence[TestRecord], *, environment: Mapping[str, str] | None = None,
+             partial: bool = False) -> list[Diagnosis]:
+    """A measured interpreter defect first, then every rule that fires, strongest first (a pattern seen on one shape
+    or two checks after those seen across shapes), less those a stronger one explains; failing tests no kept
+    diagnosis explains close the list as "no known pattern". partial: the run stopped early (-x): each item says so."""
     failing = _failing(records)
     if not failing:
         return []
-    found = [d for rule in RULES if (d := rule(records)) is not None]
-    order = {id(d): i for i, d in enumerate(found)}
-    found.sort(key=lambda d: (-d.weight, order[id(d)]))
+    found = [scoped(d, records, partial) for rule in RULES if (d := rule(records)) is not None]
+    order = {d.name: i for i, d in enumerate(found)}
+    found.sort(key=lambda d: (d.thin, -d.weight, order[d.name]))
     measured = interpreter(records, environment or {})
-    kept = _drop_explained([measured, *found] if measured else found)
+    kept = _drop_explained([scoped(measured, records, partial), *found] if measured else found)
     explained = {case for d in kept for case in d.cases}
     rest = [r for r in failing if r.id not in explained]
     if rest:
         kept.append(Diagnosis("unknown", NO_PATTERN, f"{len(rest)} failing test(s) match no known pattern; "
-                              "see the failure list", _ids(rest), 0))
+                              "see the failure list", _ids(rest), 0, partial=partial))
     return kept
 
 
@@ -575,9 +752,12 @@ def render(found: Sequence[Diagnosis]) -> str:
     if not found:
         return ""
     items = "".join(
-        f"<li><b>{esc(d.name)}</b> [{esc(d.category)}]: {esc(d.evidence)}"
+        f"<li><b>{esc(d.name)}</b> [{esc(d.category)}]{' <i>(' + esc(d.scope) + ')</i>' if d.scope else ''}: "
+        f"{esc(d.evidence)}"
         f"{' — ' + esc(', '.join(d.cases[:SHOWN_CASES])) if d.cases else ''}"
         f"{f' (+{len(d.cases) - SHOWN_CASES} more)' if len(d.cases) > SHOWN_CASES else ''}</li>"
         for d in found
     )
-    return f'{_interpreter_note(found)}<h3>Diagnosis</h3><ol id="nan-diagnosis">{items}</ol>'
+    note = ('<p id="nan-diagnosis-partial">Partial: the run stopped early; the diagnosis reads only the tests that ran.'
+            "</p>" if any(d.partial for d in found) else "")
+    return f'{_interpreter_note(found)}<h3>Diagnosis</h3>{note}<ol id="nan-diagnosis">{items}</ol>'

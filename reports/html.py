@@ -83,8 +83,8 @@ class PrecisionHtml:
 
 def render_summary(config: pytest.Config, session: pytest.Session) -> str:
     """The summary block for this run's collected results."""
-    from reports.diagnosis import diagnose, render as render_diagnosis
-    from reports.plugin import capturable_entry, run_end
+    from reports.diagnosis import render as render_diagnosis
+    from reports.plugin import capturable_entry, run_diagnosis, run_end
 
     info = config.stash[RUN_INFO_KEY]
     records: list[TestRecord] = config.stash[COLLECTOR_KEY].results()
@@ -93,7 +93,7 @@ def render_summary(config: pytest.Config, session: pytest.Session) -> str:
                           finished=end.finished, ended=end.how, gaps=info.coverage_gaps,
                           notes=[f"capturable in a device graph: {v}" for v in
                                  capturable_entry(config.stash[COLLECTOR_KEY].capturable).values()],
-                          diagnosis=render_diagnosis(diagnose(records, environment=info.environment)) + bench_link(config))
+                          diagnosis=render_diagnosis(run_diagnosis(session)) + bench_link(config))
 
 
 def bench_link(config: pytest.Config) -> str:

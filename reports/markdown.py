@@ -69,10 +69,13 @@ def _diagnosis(run: Results) -> list[str]:
     items = list(run.diagnosis)
     if not items:
         return []
-    lines = ["", "**Diagnosis** (likely bug classes, strongest first):", ""]
+    partial = " (partial: the run stopped early; read from the tests that ran)" if any(
+        d.get("partial") for d in items) else ""
+    lines = ["", f"**Diagnosis** (likely bug classes, strongest first){partial}:", ""]
     for number, d in enumerate(items[:SHOWN_DIAGNOSES], 1):
+        scope = f"; {text(d['scope'])}" if d.get("scope") else ""
         lines.append(f"{number}. \\[{text(d.get('category', ''))}\\] {text(d.get('name', ''))} "
-                     f"({len(d.get('cases') or ())} test(s))")
+                     f"({len(d.get('cases') or ())} test(s){scope})")
     if len(items) > SHOWN_DIAGNOSES:
         lines.append(f"{SHOWN_DIAGNOSES + 1}. … {len(items) - SHOWN_DIAGNOSES} more in the HTML report")
     return lines

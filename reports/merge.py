@@ -155,7 +155,7 @@ def merge_docs(shards: Sequence[Shard]) -> dict[str, Any]:
     env = _environment(shards)
     env["Shards"] = f"{len(shards)} (pytest-split, {first.info.get('algorithm')})"
     extra = {
-        "diagnosis": [d.to_dict() for d in diagnose(records, environment=env)],
+        "diagnosis": [d.to_dict() for d in diagnose(records, environment=env, partial=not finished)],
         "kernel": next((s.run.kernel for s in shards if s.run.kernel), None),
         "backend": next((s.run.backend for s in shards if s.run.backend), None),
         "coverage_gaps": gaps,
@@ -236,10 +236,10 @@ def results_table(records: Sequence[TestRecord], group_of: dict[str, int]) -> st
 def page(run: Results, families: Sequence[Any], out_dir: Path, group_of: dict[str, int]) -> str:
     """The merged run's self-contained HTML page: shards, the summary block (verdict first), environment, one row
     per test."""
-    from reports.diagnosis import diagnose, render as render_diagnosis
+    from reports.diagnosis import Diagnosis, render as render_diagnosis
 
     records = list(run.records)
-    diagnosis = render_diagnosis(diagnose(records, environment=run.environment))
+    diagnosis = render_diagnosis([Diagnosis.from_dict(d) for d in run.diagnosis])  # merge_docs' one diagnosis
     block = summary.render(records, families, kernel=run.kernel or "?", backend=run.backend or "?",
                            finished=run.finished, ended=run.ended, gaps=run.coverage_gaps, diagnosis=diagnosis)
     shards = run.shards or {}

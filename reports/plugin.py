@@ -33,6 +33,7 @@ COLLECTOR_KEY = pytest.StashKey[ResultCollector]()
 STARTED_KEY = pytest.StashKey[str]()
 RUN_ID_KEY = pytest.StashKey[str]()
 RUN_END_KEY = pytest.StashKey["RunEnd"]()
+DIAGNOSIS_KEY = pytest.StashKey[list]()  # the run's one diagnosis (reports.diagnosis.Diagnosis items)
 SIGTERM_KEY = pytest.StashKey[object]()  # the SIGTERM handler before this run, restored at unconfigure
 _INTERRUPTED: list[str] = []  # KeyboardInterrupts seen by this process (Ctrl-C, SIGTERM)
 EXIT_WORDS = {0: "passed", 1: "tests failed", 2: "interrupted", 3: "internal error", 4: "usage error",
@@ -206,6 +207,22 @@ def run_end(session: pytest.Session) -> RunEnd:
     return config.stash[RUN_END_KEY]
 
 
+def run_diagnosis(session: pytest.Session) -> list[Any]:
+    """The run's one diagnosis, computed once its ending is known: results.json, the HTML page, the Markdown and the
+    terminal all show this value (partial when the run stopped early)."""
+    config = session.config
+    if DIAGNOSIS_KEY not in config.stash:
+        from reports.diagnosis import diagnose
+
+        end = run_end(session)
+        collector = config.stash[COLLECTOR_KEY]
+        info = config.stash.get(RUN_INFO_KEY, None)
+        environment = {**(info.environment if info else {}), **capturable_entry(collector.capturable)}
+        config.stash[DIAGNOSIS_KEY] = diagnose(collector.results(), environment=environment,
+                                               partial=not end.finished)
+    return config.stash[DIAGNOSIS_KEY]
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
@@ -213,6 +230,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     end = run_end(session)
     session.exitstatus = end.exitstatus
+    run_diagnosis(session)
     paths = _report_paths(config, config.option)
     path = paths["json"]
     if path is None and paths["markdown"] is None and not os.environ.get(markdown.STEP_SUMMARY_VAR):
@@ -221,11 +239,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     records = collector.results()
     finished, how, status, ran = end.finished, end.how, end.exitstatus, end.ran
     info = config.stash.get(RUN_INFO_KEY, None)
-    from reports.diagnosis import diagnose
-
     environment = {**(info.environment if info else {}), **capturable_entry(collector.capturable)}
     extra = {"capturable": collector.capturable,
-             "diagnosis": [d.to_dict() for d in diagnose(records, environment=environment)],
+             "diagnosis": [d.to_dict() for d in run_diagnosis(session)],
              "kernel": info.kernel_module if info else None, "backend": info.backend if info else None,
              "coverage_gaps": list(info.coverage_gaps) if info else [],
              "started": config.stash.get(STARTED_KEY, None), "ran": ran,
@@ -348,8 +364,6 @@ def _print_verdict(config: pytest.Config) -> None:
     terminalreporter = config.pluginmanager.get_plugin("terminalreporter")
     if end is None or COLLECTOR_KEY not in config.stash or terminalreporter is None:
         return
-    from reports.diagnosis import diagnose
-
     records = config.stash[COLLECTOR_KEY].results()
     failing = any(r.failed for r in records)
     word = run_verdict(end.finished, end.how, failing)
@@ -358,8 +372,11 @@ def _print_verdict(config: pytest.Config) -> None:
     terminalreporter.write_sep("=", f"nan-harness: {word}", red=word != "PASS", green=word == "PASS", bold=True)
     if info is not None:
         terminalreporter.write_line(f"kernel {info.kernel_module} on {info.backend}: {len(records)} tests: {tally}")
-    found = diagnose(records, environment=info.environment if info else None)
+    found = config.stash.get(DIAGNOSIS_KEY, [])
+    if any(d.partial for d in found):
+        terminalreporter.write_line("  diagnosis partial: the run stopped early; read from the tests that ran")
     for number, d in enumerate(found[:SHOWN_DIAGNOSES], 1):
-        terminalreporter.write_line(f"  {number}. [{d.category}] {d.name} ({len(d.cases)} test(s))")
+        scope = f"; {d.scope}" if d.scope else ""
+        terminalreporter.write_line(f"  {number}. [{d.category}] {d.name} ({len(d.cases)} test(s){scope})")
     if len(found) > SHOWN_DIAGNOSES:
         terminalreporter.write_line(f"  ... {len(found) - SHOWN_DIAGNOSES} more in the HTML report and results.json")

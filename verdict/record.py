@@ -83,6 +83,29 @@ class WrongRow:
 
 
 @dataclass(frozen=True)
+class InputLayout:
+    """The input a check ran on, as data the diagnosis reads: its shape, strides and storage offset in elements,
+    dtype, and the alignment of its first element in bytes (the largest power of two dividing the address, to 16)."""
+
+    shape: tuple[int, ...] = ()
+    strides: tuple[int, ...] = ()
+    storage_offset: int = 0
+    dtype: str = ""
+    alignment: int | None = None
+
+    def row_start(self, row: int) -> int | None:
+        """The element index (from the storage's start) where ROW begins, for a 2-D input."""
+        return self.storage_offset + row * self.strides[0] if len(self.strides) == 2 else None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> InputLayout:
+        known = _known(cls, data)
+        known["shape"] = tuple(int(n) for n in known.get("shape") or ())
+        known["strides"] = tuple(int(n) for n in known.get("strides") or ())
+        return cls(**known)
+
+
+@dataclass(frozen=True)
 class Check:
     """One comparison of a kernel's result with the reference, on one path."""
 
@@ -94,8 +117,10 @@ class Check:
     problems: tuple[str, ...] = ()  # side effects and malformed results, worded for a reader
     wrong_rows: tuple[WrongRow, ...] = ()
     card: int | None = None
-    input_desc: str = ""  # shape, strides and offset of the input, so a failure can be rebuilt
+    input_desc: str = ""  # shape, strides and offset of the input, so a failure can be rebuilt (for a reader)
     refusal: str = ""  # the exception a refusing kernel raised ("AssertionError: ...")
+    layout: InputLayout | None = None  # the same input as data (None: not a tensor, or an older results.json)
+    rows: int | None = None  # rows the reference counted (every wrong row is in wrong_rows)
 
     @property
     def ok(self) -> bool:
@@ -119,6 +144,8 @@ class Check:
         d["params"] = self.params.to_dict()
         d["problems"] = list(self.problems)
         d["wrong_rows"] = [asdict(w) for w in self.wrong_rows]
+        d["layout"] = None if self.layout is None else {**asdict(self.layout), "shape": list(self.layout.shape),
+                                                        "strides": list(self.layout.strides)}
         d["ok"] = self.ok
         return d
 
@@ -128,6 +155,7 @@ class Check:
         known["params"] = CaseParams.from_dict(data.get("params") or {})
         known["problems"] = tuple(str(p) for p in data.get("problems") or ())
         known["wrong_rows"] = tuple(WrongRow(**_known(WrongRow, w)) for w in data.get("wrong_rows") or ())
+        known["layout"] = InputLayout.from_dict(data["layout"]) if data.get("layout") else None
         known.setdefault("path", "")
         known.setdefault("verdict", PASS if data.get("ok") else WRONG_COUNTS)
         return cls(**known)

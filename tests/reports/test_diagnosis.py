@@ -11,7 +11,7 @@ import pytest
 
 from reports import diagnosis as dg
 from reports.diagnosis import NO_PATTERN, POISON, diagnose
-from verdict.record import CaseParams, Check, TestRecord, WrongRow
+from verdict.record import CaseParams, Check, InputLayout, TestRecord, WrongRow
 
 pytestmark = pytest.mark.nan_reports
 FAMILY_TEST = "tests/precision/test_families.py::test_case"
@@ -28,14 +28,18 @@ def _desc(shape: tuple[int, ...], offset: int = 0) -> str:
 
 def case(family: str, case_id: str, shape: tuple[int, ...], rows: Sequence[tuple[int, int, str]] = (),
          path: str = "wrapper", *, layout: str = "", problems: Sequence[str] = (), offset: int = 0,
-         nodeid: str = "", verdict: str = "", dtype: str = "fp32", message: str = "") -> TestRecord:
+         nodeid: str = "", verdict: str = "", dtype: str = "fp32", message: str = "",
+         row_stride: int | None = None) -> TestRecord:
     """One test with one check: passing when it has no wrong rows and no problems."""
     wrong = tuple(WrongRow(i, e, g, label) for i, (e, g, label) in enumerate(rows) if e != g)
     params = _params(family, case_id, shape, layout, dtype)
     ok = not wrong and not problems
     check_verdict = "pass" if ok else ("wrong_counts" if wrong else "side_effect")
+    strides = (row_stride or (shape[-1] if shape else 1), 1)[-len(shape):] if shape else ()
+    layout = InputLayout(shape, strides, offset, "float32", 16)
     check = Check(params, path, check_verdict, sum(e for e, _, _ in rows) if rows else 0,
-                  sum(g for _, g, _ in rows) if rows else 0, tuple(problems), wrong, None, _desc(shape, offset))
+                  sum(g for _, g, _ in rows) if rows else 0, tuple(problems), wrong, None, _desc(shape, offset),
+                  layout=layout, rows=len(rows) or None)
     return TestRecord(nodeid or f"{FAMILY_TEST}[{case_id}-{path}]", "passed" if ok else "failed",
                       verdict or check_verdict, params, 0.1, (check,), message if not ok else "")
 
@@ -94,7 +98,8 @@ def test_narrow_accumulator_near_miss_small_counts_wrong() -> None:
 
 # -- offsets -------------------------------------------------------------------------------------------------
 def _big(verdict: str = "crash", rows: Sequence[tuple[int, int, str]] = ()) -> TestRecord:
-    record = case("bigoffset", "fp32-bigoffset-3x4099-stride1073745920", (3, 4099), rows or [_row(1, 2)])
+    record = case("bigoffset", "fp32-bigoffset-3x4099-stride1073745920", (3, 4099), rows or [_row(1, 2)],
+                  row_stride=1073745920)
     return record.with_(verdict=verdict, checks=() if verdict == "crash" else record.checks,
                         message="worker 'gw0' crashed while running")
 
@@ -108,15 +113,13 @@ def test_big_offsets_crash_beside_other_failures() -> None:
 
 
 def test_big_offsets_wrong_rows_past_2_31_only() -> None:
-    label = "row starts at element {:,}"
-    rows = [_row(100, 100, label.format(0)), _row(201, 201, label.format(2**30 + 4096)),
-            _row(302, 7, label.format(2**31 + 8192))]
+    """Rows start at 0, 2^30 + 4096 and 2^31 + 8192 (the layout's row stride): only the last is past 2^31."""
+    rows = [_row(100, 100), _row(201, 201), _row(302, 7)]
     assert first([_big("wrong_counts", rows)])[0] == "offsets"
 
 
 def test_big_offsets_near_miss_row_0_wrong_too() -> None:
-    label = "row starts at element {:,}"
-    rows = [_row(100, 3, label.format(0)), _row(302, 7, label.format(2**31 + 8192))]
+    rows = [_row(100, 3), _row(201, 201), _row(302, 7)]
     assert all(c != "offsets" for c, _ in categories([_big("wrong_counts", rows)]))
 
 
@@ -502,3 +505,101 @@ def test_half_the_elements_near_miss() -> None:
                                           dtype="bf16")]
     assert HALF not in categories(records)
     assert HALF not in categories(_tail_dropped_run())
+
+
+# -- launch limits, row spacing and count shapes (structured rows: Check.rows and every wrong row) ----------------
+def _batch(case_id: str, rows: int, wrong_from: int | None, dtype: str = "fp32", path: str = "wrapper",
+           got: int = 0) -> TestRecord:
+    """A narrow batch of `rows` rows of 2 NaNs each, every row from wrong_from on counting `got`."""
+    counts = [_row(2, got if wrong_from is not None and i >= wrong_from else 2) for i in range(rows)]
+    return case("shapes", case_id, (rows, 33), counts, path=path, dtype=dtype)
+
+
+def test_row_limit_names_the_index_and_the_grid_limit() -> None:
+    """The H200 finding: a wrapper whose grid stops at 65,535 programs; diagnosed as the last partial block before."""
+    records = [_batch(f"{d}-shape-70001x33", 70_001, 65_535, d) for d in ("fp32", "fp16", "bf16")]
+    records += [_batch("fp32-shape-4x8192", 4, None), _batch("fp32-shape-257x33", 257, None)]
+    found = diagnose(records)
+    assert found[0].category == "launch" and "65,535" in found[0].name and "grid" in found[0].name
+    assert "seen on 70001x33 only" in found[0].scope and found[0].thin
+
+
+def test_row_limit_near_miss_rows_below_wrong_too() -> None:
+    records = [_batch("fp32-shape-70001x33", 70_001, 65_535).with_()]
+    wrong = records[0].checks[0]
+    early = wrong.__class__(**{**wrong.__dict__, "wrong_rows": (WrongRow(3, 2, 0), *wrong.wrong_rows)})
+    assert all(c != "launch" for c, _ in categories([records[0].with_(checks=(early,))]))
+
+
+def test_row_limit_near_miss_a_short_suffix_is_content_not_launch() -> None:
+    """Magnitude rows are ordered by NaN count: the last rows wrong is a narrow counter, not a launch limit."""
+    assert all(c != "launch" for c, _ in categories([_batch("fp32-shape-21x33", 21, 17)]))
+
+
+def test_every_kth_row() -> None:
+    counts = [_row(2, 0 if i % 4 == 3 else 2) for i in range(64)]
+    assert first([case("shapes", "fp32-shape-64x33", (64, 33), counts)])[1].startswith("every 4th row wrong")
+
+
+def test_every_kth_row_near_miss_irregular_rows() -> None:
+    counts = [_row(2, 0 if i in (3, 7, 12) else 2) for i in range(64)]
+    assert all("th row wrong" not in n for _, n in categories([case("shapes", "s", (64, 33), counts)]))
+
+
+def test_saturated_counter() -> None:
+    rows = [_row(n, min(n, 255)) for n in (1, 255, 256, 4097, 70001)]
+    assert first([case("magnitudes", "fp32-magnitudes-5x70001", (5, 70001), rows)])[1].startswith(
+        "counts saturate at 2^8 - 1")
+
+
+def test_saturated_near_miss_one_row() -> None:
+    rows = [_row(n, min(n, 255)) for n in (1, 255, 256)]
+    assert all(not n.startswith("counts saturate") for _, n in categories([case("magnitudes", "m", (3, 70001), rows)]))
+
+
+def test_off_by_constant() -> None:
+    records = [case("shapes", f"fp32-shape-{r}x100", (r, 100), [_row(10, 11)] * r) for r in (2, 3)]
+    assert first(records)[1].startswith("every wrong count off by +1")
+
+
+def test_off_by_constant_near_miss_differing_offsets() -> None:
+    records = [case("shapes", "fp32-shape-2x100", (2, 100), [_row(10, 11), _row(10, 13)])]
+    assert all(not n.startswith("every wrong count off") for _, n in categories(records))
+
+
+def test_garbage_counts() -> None:
+    records = [case("shapes", "fp32-shape-2x100", (2, 100), [_row(10, -77), _row(10, 123456)])]
+    assert first(records)[0] == "output" and "garbage" in first(records)[1]
+
+
+def test_garbage_near_miss_the_poison_is_unwritten_not_garbage() -> None:
+    records = [case("shapes", "fp32-shape-2x100", (2, 100), [_row(10, POISON), _row(10, POISON)], path="direct")]
+    assert all("garbage" not in n for _, n in categories(records))
+
+
+# -- what the evidence spans ----------------------------------------------------------------------------------
+def test_a_pattern_on_one_shape_ranks_below_one_across_shapes() -> None:
+    """Three padded shapes read their padding (broad, weight 3); a counter saturating on one shape in three dtypes
+    explains more tests (weight 4 with its bonus) but rests on one shape: it comes second."""
+    padded = [case("padded", f"fp32-padded-{r}x3000-stride3077", (r, 3000), [_row(10, 90)] * r) for r in (2, 3, 5)]
+    thin = [case("magnitudes", f"{d}-magnitudes-2x70001", (2, 70001), [_row(256, 255), _row(4097, 255)], dtype=d)
+            for d in ("fp32", "fp16", "bf16")]
+    found = diagnose([*padded, *thin])
+    assert [d.thin for d in found[:2]] == [False, True] and found[0].name.startswith("row stride")
+    assert found[1].weight > found[0].weight and found[1].name.startswith("counts saturate")
+    assert "3 shapes" in found[0].scope and "seen on 2x70001 only" in found[1].scope
+
+
+def test_a_path_alone_failing_says_so() -> None:
+    records = [case("padded", f"fp32-padded-{r}x3000-stride3077", (r, 3000), [_row(10, 90)] * r, path="wrapper")
+               for r in (2, 3)]
+    records += [case("padded", f"fp32-padded-{r}x3000-stride3077", (r, 3000), [_row(10, 10)] * r, path="direct")
+                for r in (2, 3)]
+    assert "path wrapper only" in diagnose(records)[0].scope
+
+
+def test_a_partial_run_says_so_in_every_item() -> None:
+    found = diagnose([case("padded", "fp32-padded-2x3000-stride3077", (2, 3000), [_row(10, 90)] * 2)], partial=True)
+    assert found and all(d.partial for d in found)
+    assert "Partial: the run stopped early" in dg.render(found)
+    assert dg.Diagnosis.from_dict(found[0].to_dict()).partial
