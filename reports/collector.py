@@ -135,6 +135,7 @@ class ResultCollector:
         self._waivers = waivers or {}
         self.collected = 0
         self.capturable: dict[str, Any] | None = None  # what the graph-capture test found, when it ran
+        self.flaky: dict[str, tuple[str, tuple[dict[str, Any], ...]]] = {}  # node id: rerun label, reruns (reports.reruns)
 
     def _item(self, nodeid: str) -> _Builder:
         if nodeid not in self._items:
@@ -178,7 +179,9 @@ class ResultCollector:
 
     def results(self) -> list[TestRecord]:
         """All records, ordered by node id (independent of scheduling)."""
-        return [self._items[k].build() for k in sorted(self._items)]
+        records = [self._items[k].build() for k in sorted(self._items)]
+        return [r.with_(flaky=self.flaky[r.nodeid][0], reruns=self.flaky[r.nodeid][1]) if r.nodeid in self.flaky
+                else r for r in records]
 
 
 def nodeid_elapsed(started: dict[str, float], nodeid: str) -> float:

@@ -11,6 +11,7 @@ import os
 import re
 from pathlib import Path
 
+from reports import flaky
 from reports.results import Results, write_text_atomic
 from reports.text import environment_headline, run_verdict, verdict_tally, why
 from verdict.record import NOT_RUN
@@ -89,7 +90,8 @@ def _failures(run: Results) -> list[str]:
                                                           else ":"), "",
              "| test | verdict | first wrong row or cause |", "|---|---|---|"]
     for r in failed[:SHOWN_FAILURES]:
-        lines.append(f"| {code(r.id, in_table=True)} | {text(r.verdict.replace('_', ' '))} | {text(why(r))} |")
+        label = f", {flaky.describe(r)}" if r.flaky else ""
+        lines.append(f"| {code(r.id, in_table=True)} | {text(r.verdict.replace('_', ' ') + label)} | {text(why(r))} |")
     if len(failed) > SHOWN_FAILURES:
         lines += ["", f"… and {len(failed) - SHOWN_FAILURES} more in the HTML report."]
     return lines

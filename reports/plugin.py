@@ -18,7 +18,7 @@ from types import FrameType
 
 import pytest
 
-from reports import environment_ending, markdown, placeholders, results
+from reports import environment_ending, flaky, markdown, placeholders, results
 from reports.collector import ResultCollector
 from reports.text import run_verdict, verdict_tally
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
@@ -26,6 +26,8 @@ from verdict.record import TestRecord
 from harness.activation import active, decide, is_worker
 from harness.environment_failures import ENVIRONMENT_EXIT, FAILURE_KEY
 from harness.run import RUN_INFO_KEY
+
+pytest_plugins = ["reports.reruns"]  # failed tests rerun before the run ends: flaky or deterministic
 
 DEFAULT_JSON = "out/results.json"
 DEFAULT_MARKDOWN = "summary.md"  # beside results.json
@@ -372,6 +374,8 @@ def _print_verdict(config: pytest.Config) -> None:
     terminalreporter.write_sep("=", f"nan-harness: {word}", red=word != "PASS", green=word == "PASS", bold=True)
     if info is not None:
         terminalreporter.write_line(f"kernel {info.kernel_module} on {info.backend}: {len(records)} tests: {tally}")
+    if flaky.tally(records):
+        terminalreporter.write_line(f"failed tests rerun in a fresh process: {flaky.tally(records)} (still failures)")
     found = config.stash.get(DIAGNOSIS_KEY, [])
     if any(d.partial for d in found):
         terminalreporter.write_line("  diagnosis partial: the run stopped early; read from the tests that ran")

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from verdict.record import ENVIRONMENT, VERDICTS, TestRecord
+from reports import flaky
+from verdict.record import ENVIRONMENT, FAILED_OUTCOMES, VERDICTS, TestRecord
 
 SCHEMA = "nan-harness-results/2"
 LEGACY_SCHEMA = "nan-harness-results/1"  # written before runs recorded how they ended
@@ -256,11 +257,16 @@ CHECK_ROW = record({"row": COUNT, "expected": INT, "got": INT, "label": STRING},
 CHECK = record({"params": PARAMS, "path": STRING, "verdict": VERDICT, "expected_total": nullable(INT),
                 "got_total": nullable(INT), "problems": list_of(STRING), "wrong_rows": list_of(CHECK_ROW),
                 "card": nullable(COUNT), "input_desc": STRING, "refusal": STRING, "ok": BOOL}, required=("verdict",))
+FLAKY_LABEL = Kind("deterministic, flaky, 'known flaky: ...' or 'not rerun: ...'",
+                   lambda v: isinstance(v, str) and flaky.kind(v) is not None)
+RERUN = record({"outcome": one_of(OUTCOMES), "verdict": VERDICT, "seconds": SECONDS, "message": STRING},
+               required=("outcome",))  # one rerun of a failed test in a fresh process (reports.reruns)
 CASE = record({"id": STRING, "nodeid": NAME, "family": STRING, "parameters": PARAMS, "path": STRING,
                "outcome": one_of(OUTCOMES), "verdict": VERDICT, "duration": SECONDS, "expected_total": nullable(INT),
                "got_total": nullable(INT), "wrong_rows": list_of(CASE_ROW), "cards": list_of(COUNT),
                "message": STRING, "waiver": nullable(dict_of(STRING)), "planted": nullable(OBJECT),
-               "call_sites": list_of(OBJECT), "checks": list_of(CHECK)}, required=("nodeid", "outcome", "verdict"))
+               "call_sites": list_of(OBJECT), "checks": list_of(CHECK), "flaky": nullable(FLAKY_LABEL),
+               "reruns": list_of(RERUN)}, required=("nodeid", "outcome", "verdict"))
 SPLIT = {"splits": POSITIVE, "algorithm": nullable(STRING), "durations_sha256": nullable(STRING),
          "selection": nullable(OBJECT)}  # what every shard of one split run shares (reports.merge.SPLIT_KEYS)
 SHARD = record({"group": POSITIVE, **SPLIT}, required=("group", "splits"))
@@ -301,6 +307,10 @@ def _check_consistent(doc: dict[str, Any]) -> None:
     if doc["ended"] == ENVIRONMENT and (doc["finished"] or doc["exitstatus"] == 0):
         raise ResultsError("ended is environment but the run says it finished or exited 0; an environment "
                            "failure judged nothing")
+    labelled = [c["nodeid"] for c in doc["cases"] if c.get("flaky") and c["outcome"] not in FAILED_OUTCOMES]
+    if labelled:
+        raise ResultsError(f"{labelled[0]} has a rerun label (flaky) but did not fail: reruns only label failures, "
+                           "they never turn one into a pass")
     twice = sorted(n for n, k in Counter(c["nodeid"] for c in doc["cases"]).items() if k > 1)
     if twice:
         raise ResultsError(f"duplicate nodeid in cases: {', '.join(twice[:3])}" + (" ..." if len(twice) > 3 else ""))

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from cases.family import ClassTable, Context, Family, Grid, Totals
+from reports import flaky
 from reports.markup import esc
 from reports.text import run_verdict, verdict_tally, why
 from verdict.record import FAILED_OUTCOMES, FAILING, NOT_RUN, CaseParams, TestRecord
@@ -262,6 +263,12 @@ def headline(results: Sequence[TestRecord], *, kernel: str, backend: str, finish
     )
 
 
+def _flaky(r: TestRecord) -> str:
+    """A failed test's rerun label (reports.flaky): deterministic, flaky, known flaky or not rerun, and why."""
+    words = flaky.describe(r)
+    return f' <i class="nan-flaky" data-flaky="{esc(flaky.kind(r.flaky) or "")}">[{esc(words)}]</i>' if words else ""
+
+
 def failure_list(results: Sequence[TestRecord]) -> str:
     """Every failing test by id, verdict and its most telling line; crashes and contract cases included."""
     failed = [r for r in results if r.failed]
@@ -269,7 +276,7 @@ def failure_list(results: Sequence[TestRecord]) -> str:
         return '<p id="nan-failures">No failures.</p>'
     tally = Counter(r.family or r.test_name for r in failed)
     by = ", ".join(f"{esc(k)} {n}" for k, n in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
-    items = [f"<li><b>{esc(r.verdict.replace('_', ' '))}</b> <code>{esc(r.id)}</code>: {esc(why(r))}</li>"
+    items = [f"<li><b>{esc(r.verdict.replace('_', ' '))}</b>{_flaky(r)} <code>{esc(r.id)}</code>: {esc(why(r))}</li>"
              for r in failed]
     shown, folded = items[:SHOWN_FAILURES], items[SHOWN_FAILURES:]
     more = (f'<details id="nan-more-failures"><summary>{len(folded)} more failed test(s)</summary>'

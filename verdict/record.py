@@ -205,6 +205,9 @@ class TestRecord:
     waiver: dict[str, str] | None = None
     planted: dict[str, Any] | None = None
     call_sites: tuple[dict[str, Any], ...] = ()
+    # a failed test's rerun label (reports.flaky): "deterministic", "flaky", "known flaky: ...", "not rerun: <why>"
+    flaky: str | None = None
+    reruns: tuple[dict[str, Any], ...] = ()  # each rerun in a fresh process: outcome, verdict, seconds, message
 
     @property
     def id(self) -> str:
@@ -275,6 +278,8 @@ class TestRecord:
             "waiver": self.waiver,
             "planted": self.planted,
             "call_sites": list(self.call_sites),
+            "flaky": self.flaky,
+            "reruns": list(self.reruns),
             "checks": [c.to_dict() for c in self.checks],
         }
 
@@ -292,6 +297,8 @@ class TestRecord:
             waiver=data.get("waiver"),
             planted=data.get("planted"),
             call_sites=tuple(data.get("call_sites") or ()),
+            flaky=data.get("flaky"),
+            reruns=tuple(data.get("reruns") or ()),
         )
 
     def to_json(self) -> str:

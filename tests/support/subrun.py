@@ -25,6 +25,8 @@ SUITE = "tests/precision"
 TIMEOUT_S = hang_limit(slowest_s=111.5)  # the slowest test of sub-runs (tests/nightly/test_merge.py's shards)
 # a sub-run must not inherit the outer pytest's (or its xdist worker's) variables, nor write into the CI job's summary
 _DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST", "GITHUB_STEP_SUMMARY")
+# failed tests are not rerun in sub-runs (each rerun is another pytest process); a test of the reruns passes its own
+RERUNS_OFF: tuple[str, ...] = ("--nan-reruns=0",)
 # a planted variant that does not compile or import is a broken plant, not a caught bug
 NOT_A_CATCH: tuple[str, ...] = ("CompilationError", "SyntaxError", "NameError", "ImportError", "ModuleNotFoundError")
 
@@ -124,7 +126,7 @@ def run_pytest(
     folder.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", device, "-q",
             f"--basetemp={folder / 'tmp'}", f"--html={folder / 'precision.html'}",
-            f"--junitxml={folder / 'junit.xml'}", f"--nan-json={folder / 'results.json'}", *args]
+            f"--junitxml={folder / 'junit.xml'}", f"--nan-json={folder / 'results.json'}", *RERUNS_OFF, *args]
     start = time.monotonic()
     if server is not None:
         log = folder / "output.txt"
