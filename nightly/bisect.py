@@ -181,7 +181,8 @@ def suite_command(state: State, folder: Path, run_id: str, selection: Sequence[s
     """The suite on the worktree's kernel, reports into folder; with a selection, those node ids only."""
     user = [f"--device={state.device}", f"--kernel={state.kernel}", f"--kernel-path={state.kernel_path}",
             f"--nan-json={folder / 'results.json'}", f"--html={folder / 'precision.html'}",
-            f"--junitxml={folder / 'junit.xml'}", f"--nan-run-id={run_id}", *state.extra]
+            f"--junitxml={folder / 'junit.xml'}", f"--nan-run-id={run_id}",
+            "--nan-reruns=0", *state.extra]  # a rerun never changes the exit status that judges a commit
     if state.command is not None:
         return [*state.command, *user, *(selection or ())]
     from harness import cli  # the arguments `nan-harness` runs pytest with, less the suite folder when selecting

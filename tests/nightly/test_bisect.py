@@ -312,6 +312,7 @@ def test_the_step_selects_the_failing_node_ids_of_the_suite(tmp_path: Path) -> N
     assert chosen[-2:] == [str(suite.parents[1] / A), str(suite.parents[1] / B)]
     assert chosen[:-2] == whole[:-1]
     assert f"--kernel-path={tmp_path / 'pkg'}" in whole and "--nan-run-id=r1" in whole
+    assert "--nan-reruns=0" in whole  # reruns never change the exit status that judges a step: no time spent on them
     assert whole.index("nan_special") > whole.index("--kernel=k.m")  # the caller's arguments after ours
 
 
