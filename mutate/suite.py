@@ -65,7 +65,8 @@ def pytest_argv(stage: Stage, *, kernel: str, kernel_paths: Sequence[Path], devi
     pages = [f"--html={folder / 'precision.html'}", f"--junitxml={folder / 'junit.xml'}"]
     argv = [*([] if in_process else head), "-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider",
             "--device", device, "-q", *isolation, *TIMEOUT_ARGS, f"--basetemp={folder / 'tmp'}", *pages,
-            f"--nan-json={folder / 'results.json'}", f"--nan-run-id={run_id}", "--kernel", kernel, *stage.args]
+            f"--nan-json={folder / 'results.json'}", f"--nan-run-id={run_id}", "--nan-reruns=0",  # a kill is a kill
+            "--kernel", kernel, *stage.args]
     for path in kernel_paths:
         argv += ["--kernel-path", str(path)]
     if first_failure:

@@ -95,6 +95,8 @@ class Reruns:
             stop = "the run was interrupted"
         elif exitstatus != int(pytest.ExitCode.TESTS_FAILED):
             stop = f"the run ended with exit status {exitstatus}"
+        elif self.config.getoption("maxfail", 0):
+            stop = "the run stops at its first failures (-x, --maxfail)"
         elif in_process(self.config):
             stop = "reruns off (--nan-in-process: the caller isolates this process)"
         elif count == 0:

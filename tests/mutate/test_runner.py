@@ -96,6 +96,7 @@ def test_the_argv_is_a_module_under_test_like_any_other(tmp_path: Path) -> None:
                        first_failure=True, run_id="r", deselect=["t::x"])
     assert argv[argv.index("--kernel") + 1] == "mut_abc" and argv[argv.index("--kernel-path") + 1] == str(tmp_path)
     assert "-x" in argv and argv[argv.index("--deselect") + 1] == "t::x" and "-n" in argv
+    assert "--nan-reruns=0" in argv  # a failed test is a kill: no rerun in fresh processes
     files = [a for a in stage.args if a.endswith(".py")]
     assert files[0].endswith("test_wrapper_contract.py") and len(files) == len(set(files))
 

@@ -200,3 +200,7 @@ def test_an_interrupted_run_or_another_ending_reruns_nothing(monkeypatch: pytest
         collector = _Collector([_failed("t.py::t[a]", "matrix")])
         reruns.Reruns(_Config(), ()).label(collector, status)  # type: ignore[arg-type]
         assert collector.flaky == {"t.py::t[a]": (f"not rerun: {words}", ())}
+    monkeypatch.setattr(plugin, "_INTERRUPTED", [])
+    collector = _Collector([_failed("t.py::t[a]", "matrix")])
+    reruns.Reruns(_Config(maxfail=1), ()).label(collector, 1)  # type: ignore[arg-type]
+    assert collector.flaky["t.py::t[a]"][0] == "not rerun: the run stops at its first failures (-x, --maxfail)"
