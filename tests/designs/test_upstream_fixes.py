@@ -63,8 +63,9 @@ def test_unknown_fix_is_refused() -> None:
         fix_source("", ["nope"])
 
 
-def _record(test_id: str, family: str = "", rows: tuple[tuple[int, int], ...] = ()) -> TestRecord:
-    params = CaseParams(family, test_id)
+def _record(test_id: str, family: str = "", rows: tuple[tuple[int, int], ...] = (),
+            shape: tuple[int, ...] = (4, 128)) -> TestRecord:
+    params = CaseParams(family, test_id, shape=shape)
     wrong = tuple(WrongRow(i, e, g) for i, (e, g) in enumerate(rows))
     check = Check(params, "wrapper", "wrong_counts", wrong_rows=wrong)
     return TestRecord(f"tests/precision/test_x.py::{test_id}", "failed", "wrong_counts", params, checks=(check,))
@@ -75,8 +76,13 @@ def test_each_fix_names_its_cases_and_no_other() -> None:
     transposed = _record("test_outside_domain_refused_or_counted[transposed]")
     ored = _record("test_case[fp32-matrix-prefix-4x128-0.1-direct]", "matrix", ((12, 1), (3, 1)))
     halved = _record("test_case[fp32-matrix-prefix-4x128-0.1-direct]", "matrix", ((12, 6),))
-    named = {name: [r for r in (past, transposed, ored, halved) if fix.names(r)] for name, fix in BY_NAME.items()}
-    assert named == {"row_offset_64": [past], "column_stride": [transposed], "int32_flags": [ored]}
+    # a row of two 8192-blocks: ORed per block it counts at most 2 (triton-ascend), never 3
+    two_blocks = _record("test_case[fp32-prefix-2x16384-nan1.0-direct]", "matrix", ((16384, 2), (16384, 1)),
+                         shape=(2, 16384))
+    three = _record("test_case[fp32-prefix-2x16384-nan1.0-direct]", "matrix", ((16384, 3),), shape=(2, 16384))
+    records = (past, transposed, ored, halved, two_blocks, three)
+    named = {name: [r for r in records if fix.names(r)] for name, fix in BY_NAME.items()}
+    assert named == {"row_offset_64": [past], "column_stride": [transposed], "int32_flags": [ored, two_blocks]}
 
 
 def test_the_command_writes_the_fixed_module_and_its_diff(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
