@@ -188,4 +188,5 @@ class Reruns:
     def _say(self, line: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
+            reporter.ensure_newline()  # after the progress dots
             reporter.write_line(line)
