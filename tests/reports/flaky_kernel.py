@@ -1,5 +1,6 @@
-"""A flaky planted kernel for the rerun tests: get_num_nans adds 1 to row 0 on its first NAN_FLAKY_FAILS calls
-(default 1) counted across processes in the file $NAN_FLAKY_DIR/calls, then counts right.
+"""A flaky planted kernel for the rerun tests: get_num_nans adds 1 to row 0 (or, with NAN_FLAKY_HOW=crash, ends its
+process as a segfault would) on its first NAN_FLAKY_FAILS calls (default 1) counted across processes in the file
+$NAN_FLAKY_DIR/calls, then counts right.
 
 The run's first call fails; a rerun in a fresh process (a later call) passes: the harness must label it flaky.
 Without NAN_FLAKY_DIR it always counts right.
@@ -33,7 +34,10 @@ def _call_number() -> int:
 
 
 def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
+    wrong = _call_number() < int(os.environ.get("NAN_FLAKY_FAILS", "1"))
+    if wrong and os.environ.get("NAN_FLAKY_HOW") == "crash":
+        os._exit(139)  # the worker dies mid-test: xdist reports a crash
     counts = _good(logits)
-    if _call_number() < int(os.environ.get("NAN_FLAKY_FAILS", "1")):
+    if wrong:
         counts[0] += 1
     return counts

@@ -49,6 +49,18 @@ def test_a_flaky_failure_stays_a_failure_labelled_flaky_in_every_output(tmp_path
 
 
 @pytest.mark.usefixtures("cpu_subruns")
+def test_a_crash_is_rerun_too(tmp_path: Path) -> None:
+    counter = tmp_path / "counter"
+    counter.mkdir()
+    run = run_pytest(tmp_path / "run", [SUITE, "--kernel", "tests.reports.flaky_kernel", "-k", "fp32-special-2x1024-w",
+                                        "--nan-reruns=1"], env={"NAN_FLAKY_DIR": str(counter), "NAN_FLAKY_HOW": "crash"})
+    assert run.returncode == 1 and run.completed, run.describe()
+    record = run.record(SPECIAL_WRAPPER)
+    assert record.failed and record.verdict == "crash", run.describe()
+    assert record.flaky == "flaky" and [(r["outcome"], r["verdict"]) for r in record.reruns] == [("passed", "pass")]
+
+
+@pytest.mark.usefixtures("cpu_subruns")
 def test_a_deterministic_failure_the_per_family_bound_and_the_known_flaky_list(tmp_path: Path) -> None:
     known = tmp_path / "known.toml"
     known.write_text('[[flaky]]\nid = "tests/precision/test_families.py::test_case[fp32-special-*]"\n'
