@@ -79,8 +79,15 @@ class Reruns:
         if collector is not None:
             try:
                 self.label(collector, int(exitstatus))
-            except Exception as exc:  # a broken rerun must never cost the run its reports
-                self._say(f"nan-harness: the reruns failed ({type(exc).__name__}: {exc}); failures are not labelled")
+            except (Exception, KeyboardInterrupt) as exc:  # a broken or interrupted rerun must not cost the reports
+                why = ("the run was interrupted during the reruns" if isinstance(exc, KeyboardInterrupt)
+                       else f"the reruns failed ({type(exc).__name__}: {str(exc)[:200]})")
+                self._say(f"nan-harness: {why}")
+                for r in collector.results():
+                    if r.failed and "::" in r.nodeid and r.nodeid not in collector.flaky:
+                        collector.flaky[r.nodeid] = (f"{flaky.NOT_RERUN}: {why}", ())
+                self.labelled = [r for r in collector.results() if r.flaky]
+                self._junit(collector)
         return (yield)
 
     def label(self, collector: ResultCollector, exitstatus: int) -> None:
@@ -118,6 +125,17 @@ class Reruns:
         runs: dict[str, list[dict[str, Any]]] = {n: [] for n in nodeids}
         missing = {n: "no rerun reported it" for n in nodeids}
         base = Path(tempfile.mkdtemp(prefix="nan-reruns-"))
+        try:
+            self._rounds(nodeids, count, base, deadline, runs, missing)
+        finally:
+            if not any("reported nothing" in why for n, why in missing.items() if not runs[n]):
+                shutil.rmtree(base, ignore_errors=True)  # else kept: the labels name it
+        return {n: (flaky.label_of(runs[n], missing[n]), tuple(runs[n])) for n in nodeids}
+
+    def _rounds(self, nodeids: tuple[str, ...], count: int, base: Path, deadline: float,
+                runs: dict[str, list[dict[str, Any]]], missing: dict[str, str]) -> None:
+        """The rounds, each a fresh child run of the node ids: their reruns into `runs`, why not into `missing`."""
+        budget = self.config.getoption("--nan-rerun-budget-s")
         for number in range(1, count + 1):
             if deadline - time.monotonic() < 1:
                 for n in nodeids:
@@ -137,17 +155,15 @@ class Reruns:
             for n in nodeids:
                 got = done.records.get(n)
                 if got is not None and got.outcome not in ("pending", "skipped"):
-                    runs[n].append({"outcome": got.outcome, "verdict": got.verdict, "seconds": round(done.seconds, 3),
+                    runs[n].append({"outcome": got.outcome, "verdict": got.verdict, "seconds": round(got.duration, 3),
                                     "message": got.message.splitlines()[0][:300] if got.message else ""})
                 elif done.stopped:
                     missing[n] = f"the rerun time budget ({budget} s, --nan-rerun-budget-s) was spent"
                 elif got is not None:
-                    missing[n] = f"its rerun did not run it ({got.outcome}: {got.message.splitlines()[0][:200] if got.message else ''})"
+                    first = got.message.splitlines()[0][:200] if got.message else ""
+                    missing[n] = f"its rerun did not run it ({got.outcome}: {first})"
                 else:
                     missing[n] = f"its rerun reported nothing for it (child exit {done.returncode}; {base})"
-        if all(runs.values()):
-            shutil.rmtree(base, ignore_errors=True)  # else kept: the labels name it
-        return {n: (flaky.label_of(runs[n], missing[n]), tuple(runs[n])) for n in nodeids}
 
     def _junit(self, collector: ResultCollector) -> None:
         """The labels as JUnit properties `nan_flaky` and `nan_reruns` of each failed test's testcase (pytest's

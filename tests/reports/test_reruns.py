@@ -187,6 +187,7 @@ class _Config:
         self.stash: dict[object, object] = {}
         self.option = type("Option", (), {"nan_in_process": False})()
         self.pluginmanager = type("PM", (), {"get_plugin": staticmethod(lambda name: None)})()
+        self.invocation_params = type("Invocation", (), {"dir": Path.cwd()})()
 
     def getoption(self, name: str, default: object = None) -> object:
         return self.options.get(name, default)
@@ -216,3 +217,23 @@ def test_an_interrupted_run_or_another_ending_reruns_nothing(monkeypatch: pytest
     collector = _Collector([_failed("t.py::t[a]", "matrix")])
     reruns.Reruns(_Config(maxfail=1), ()).label(collector, 1)  # type: ignore[arg-type]
     assert collector.flaky["t.py::t[a]"][0] == "not rerun: the run stops at its first failures (-x, --maxfail)"
+
+
+def test_a_rerun_that_breaks_or_is_interrupted_still_labels_every_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness import reruns as children
+    from reports import plugin, reruns
+
+    monkeypatch.setattr(plugin, "_INTERRUPTED", [])
+    monkeypatch.setattr(children, "child_argv", lambda *a, **k: [])
+    for raised, words in ((KeyboardInterrupt(), "the run was interrupted during the reruns"),
+                          (OSError("no fork"), "the reruns failed (OSError: no fork)")):
+        def run_round(*args: object, raised: BaseException = raised) -> None:
+            raise raised
+
+        monkeypatch.setattr(children, "run_round", run_round)
+        config = _Config()
+        collector = _Collector([_failed("t.py::t[a]", "matrix")])
+        config.stash[plugin.COLLECTOR_KEY] = collector
+        hook = reruns.Reruns(config, ()).pytest_sessionfinish(None, 1)  # type: ignore[arg-type]
+        next(hook)  # the part before the reports' own sessionfinish: labels, then the reports are written
+        assert collector.flaky == {"t.py::t[a]": (f"not rerun: {words}", ())}
