@@ -104,12 +104,13 @@ class Reruns:
             stop = f"the run ended with exit status {exitstatus}"
         elif self.config.getoption("maxfail", 0):
             stop = "the run stops at its first failures (-x, --maxfail)"
-        elif in_process(self.config):
-            stop = "reruns off (--nan-in-process: the caller isolates this process)"
-        elif count == 0:
-            stop = "reruns off (--nan-reruns 0)"
+        elif in_process(self.config) or count == 0:
+            stop = "reruns off"  # (--nan-reruns 0, --nan-in-process): only the known-flaky list labels
         planned = flaky.plan(failed, known=self.known, per_family=self.config.getoption("--nan-rerun-per-family"),
                              stop=stop)
+        if stop == "reruns off":
+            planned = flaky.Plan((), {n: label for n, label in planned.labels.items()
+                                      if flaky.kind(label) == flaky.KNOWN_FLAKY})
         found = self.rerun(planned.rerun, count) if planned.rerun else {}
         for nodeid, label in planned.labels.items():
             collector.flaky[nodeid] = (label, ())

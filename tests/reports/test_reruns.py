@@ -93,15 +93,15 @@ def test_the_time_budget_leaves_not_rerun_labels(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("cpu_subruns")
-def test_reruns_zero_turns_them_off(tmp_path: Path) -> None:
+def test_reruns_zero_turns_them_off_and_labels_nothing(tmp_path: Path) -> None:
     counter = tmp_path / "counter"
     counter.mkdir()
     run = run_pytest(tmp_path / "run", [SUITE, "--kernel", "tests.reports.flaky_kernel", "-k", "fp32-special-2x1024-w",
                                         "--nan-reruns=0"], env={"NAN_FLAKY_DIR": str(counter)})
     assert run.returncode == 1 and run.completed, run.describe()
     record = run.record(SPECIAL_WRAPPER)
-    assert record.failed and record.flaky == "not rerun: reruns off (--nan-reruns 0)" and not record.reruns
-    assert "rerunning" not in run.output
+    assert record.failed and record.flaky is None and not record.reruns  # off: no label, as before reruns existed
+    assert "rerunning" not in run.output and "nan-harness reruns" not in run.output
     assert (counter / "calls").read_text() == "x", "no rerun ran the kernel again"
 
 
@@ -217,6 +217,9 @@ def test_an_interrupted_run_or_another_ending_reruns_nothing(monkeypatch: pytest
     collector = _Collector([_failed("t.py::t[a]", "matrix")])
     reruns.Reruns(_Config(maxfail=1), ()).label(collector, 1)  # type: ignore[arg-type]
     assert collector.flaky["t.py::t[a]"][0] == "not rerun: the run stops at its first failures (-x, --maxfail)"
+    off = _Collector([_failed("t.py::t[a]", "matrix"), _failed("t.py::t[b]", "matrix")])
+    reruns.Reruns(_Config(**{"--nan-reruns": 0}), (flaky.KnownFlaky("t.py::t[a]", "r", "l"),)).label(off, 1)  # type: ignore[arg-type]
+    assert off.flaky == {"t.py::t[a]": ("known flaky: r (l)", ())}  # off: the known-flaky list still labels
 
 
 def test_a_rerun_that_breaks_or_is_interrupted_still_labels_every_failure(monkeypatch: pytest.MonkeyPatch) -> None:
