@@ -240,3 +240,32 @@ def test_a_rerun_that_breaks_or_is_interrupted_still_labels_every_failure(monkey
         hook = reruns.Reruns(config, ()).pytest_sessionfinish(None, 1)  # type: ignore[arg-type]
         next(hook)  # the part before the reports' own sessionfinish: labels, then the reports are written
         assert collector.flaky == {"t.py::t[a]": (f"not rerun: {words}", ())}
+
+
+def test_the_child_run_gets_this_runs_harness_options_but_its_own_reports(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from harness import reruns as children
+
+    def option(name: str, default: object) -> SimpleNamespace:
+        return SimpleNamespace(dest=name.lstrip("-").replace("-", "_"), default=default, names=lambda: [name])
+
+    options = [option("--device", "auto"), option("--kernel", "kernel"), option("--kernel-path", []),
+               option("--nan-fp32-full", False), option("--nan-gen-seed", 8), option("--nan-json", "out/results.json"),
+               option("--nan-reruns", 2), option("--nan-run-id", None), option("--nan-in-process", False)]
+    config = SimpleNamespace(
+        option=SimpleNamespace(device="cpu", kernel="my.mod", kernel_path=["a", "b"], nan_fp32_full=True, nan_gen_seed=8,
+                               nan_json="/elsewhere/results.json", nan_reruns=2, nan_run_id="r1", nan_in_process=False,
+                               plugins=["harness.plugin"], override_ini=["xfail_strict=true"], timeout=900,
+                               timeout_method="thread"),
+        inipath=tmp_path / "pyproject.toml", rootpath=tmp_path,
+        pluginmanager=SimpleNamespace(hasplugin=lambda name: name in ("timeout", "html")))
+    argv = children.child_argv(config, ["t.py::test_case[x]"], tmp_path / "round", options, max_crashes=2)  # type: ignore[arg-type]
+    assert argv[argv.index("-c") + 1] == str(tmp_path / "pyproject.toml") and f"--rootdir={tmp_path}" in argv
+    assert ["--device=cpu", "--kernel=my.mod", "--kernel-path=a", "--kernel-path=b", "--nan-fp32-full"] == [
+        a for a in argv if a.startswith(("--device", "--kernel", "--nan-fp32"))]
+    assert "--nan-gen-seed=8" not in argv and "--nan-run-id=r1" not in argv  # a default; this run's own id
+    assert [a for a in argv if a.startswith("--nan-json")] == [f"--nan-json={tmp_path / 'round' / 'results.json'}"]
+    assert "--nan-reruns=0" in argv and "--nan-reruns=2" not in argv and "--nan-markdown=" in argv
+    assert ["-p", "harness.plugin"] == argv[argv.index("harness.plugin") - 1:argv.index("harness.plugin") + 1]
+    assert "--timeout=900" in argv and "-n" in argv and argv[-1] == str(tmp_path / "t.py::test_case[x]")
