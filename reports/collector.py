@@ -135,7 +135,8 @@ class ResultCollector:
         self._waivers = waivers or {}
         self.collected = 0
         self.capturable: dict[str, Any] | None = None  # what the graph-capture test found, when it ran
-        self.flaky: dict[str, tuple[str, tuple[dict[str, Any], ...]]] = {}  # node id: rerun label, reruns (reports.reruns)
+        # node id: its rerun label and reruns (reports.reruns)
+        self.flaky: dict[str, tuple[str, tuple[dict[str, Any], ...]]] = {}
 
     def _item(self, nodeid: str) -> _Builder:
         if nodeid not in self._items:

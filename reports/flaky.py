@@ -121,7 +121,8 @@ def load_known(path: Path) -> tuple[KnownFlaky, ...]:
         if extra:
             raise KnownFlakyError(f"{where}: entry #{n} has unknown keys {sorted(extra)}")
         if "::" not in entry["id"]:
-            raise KnownFlakyError(f"{where}: entry #{n} id {entry['id']!r} is not a node id pattern (file::test[params])")
+            raise KnownFlakyError(f"{where}: entry #{n} id {entry['id']!r} is not a node id pattern "
+                                  "(file::test[params])")
         entries.append(KnownFlaky(entry["id"].strip(), entry["reason"].strip(), entry["link"].strip()))
     return tuple(entries)
 

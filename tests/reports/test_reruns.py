@@ -53,7 +53,8 @@ def test_a_crash_is_rerun_too(tmp_path: Path) -> None:
     counter = tmp_path / "counter"
     counter.mkdir()
     run = run_pytest(tmp_path / "run", [SUITE, "--kernel", "tests.reports.flaky_kernel", "-k", "fp32-special-2x1024-w",
-                                        "--nan-reruns=1"], env={"NAN_FLAKY_DIR": str(counter), "NAN_FLAKY_HOW": "crash"})
+                                        "--nan-reruns=1"],
+                     env={"NAN_FLAKY_DIR": str(counter), "NAN_FLAKY_HOW": "crash"})
     assert run.returncode == 1 and run.completed, run.describe()
     record = run.record(SPECIAL_WRAPPER)
     assert record.failed and record.verdict == "crash", run.describe()
@@ -218,7 +219,8 @@ def test_an_interrupted_run_or_another_ending_reruns_nothing(monkeypatch: pytest
     reruns.Reruns(_Config(maxfail=1), ()).label(collector, 1)  # type: ignore[arg-type]
     assert collector.flaky["t.py::t[a]"][0] == "not rerun: the run stops at its first failures (-x, --maxfail)"
     off = _Collector([_failed("t.py::t[a]", "matrix"), _failed("t.py::t[b]", "matrix")])
-    reruns.Reruns(_Config(**{"--nan-reruns": 0}), (flaky.KnownFlaky("t.py::t[a]", "r", "l"),)).label(off, 1)  # type: ignore[arg-type]
+    known = (flaky.KnownFlaky("t.py::t[a]", "r", "l"),)
+    reruns.Reruns(_Config(**{"--nan-reruns": 0}), known).label(off, 1)  # type: ignore[arg-type]
     assert off.flaky == {"t.py::t[a]": ("known flaky: r (l)", ())}  # off: the known-flaky list still labels
 
 
@@ -254,13 +256,15 @@ def test_the_child_run_gets_this_runs_harness_options_but_its_own_reports(tmp_pa
                option("--nan-fp32-full", False), option("--nan-gen-seed", 8), option("--nan-json", "out/results.json"),
                option("--nan-reruns", 2), option("--nan-run-id", None), option("--nan-in-process", False)]
     config = SimpleNamespace(
-        option=SimpleNamespace(device="cpu", kernel="my.mod", kernel_path=["a", "b"], nan_fp32_full=True, nan_gen_seed=8,
+        option=SimpleNamespace(device="cpu", kernel="my.mod", kernel_path=["a", "b"], nan_fp32_full=True,
+                               nan_gen_seed=8,
                                nan_json="/elsewhere/results.json", nan_reruns=2, nan_run_id="r1", nan_in_process=False,
                                plugins=["harness.plugin"], override_ini=["xfail_strict=true"], timeout=900,
                                timeout_method="thread"),
         inipath=tmp_path / "pyproject.toml", rootpath=tmp_path,
         pluginmanager=SimpleNamespace(hasplugin=lambda name: name in ("timeout", "html")))
-    argv = children.child_argv(config, ["t.py::test_case[x]"], tmp_path / "round", options, max_crashes=2)  # type: ignore[arg-type]
+    argv = children.child_argv(config, ["t.py::test_case[x]"], tmp_path / "round", options,  # type: ignore[arg-type]
+                               max_crashes=2)
     assert argv[argv.index("-c") + 1] == str(tmp_path / "pyproject.toml") and f"--rootdir={tmp_path}" in argv
     assert ["--device=cpu", "--kernel=my.mod", "--kernel-path=a", "--kernel-path=b", "--nan-fp32-full"] == [
         a for a in argv if a.startswith(("--device", "--kernel", "--nan-fp32"))]
