@@ -32,6 +32,9 @@ INTERPRETER = "interpreter"  # a defect of the Triton interpreter the preflight 
 CATEGORIES: tuple[str, ...] = (INTERPRETER, "launch", "predicate", "traversal", "offsets", "accumulation", "output",
                                "side effects", "contract", "device", "unknown")
 NO_PATTERN = "no known pattern"
+# classes of the kernel body: a pattern of these that only the wrapper path shows, while the direct launch of the same
+# kernel counts the same cases right, is not the body's (ranked after the others, saying why)
+KERNEL_BODY = frozenset({"predicate", "traversal", "accumulation"})
 
 
 Failure = tuple[str, int]  # a failing test's id and the index of one failing check (-1: it failed without one)
@@ -48,6 +51,7 @@ class Diagnosis:
     scope: str = ""  # what the evidence spans: shapes, dtypes, paths ("seen on 70001x33 only", "wrapper path only")
     thin: bool = False  # one shape or at most two checks: ranked below any diagnosis seen across shapes
     partial: bool = False  # the run stopped early (-x, an interrupt): the pattern is read from the tests that ran
+    demoted: str = ""  # why it ranks after the others though its evidence is broad (e.g. the direct path counts right)
 
     def to_dict(self) -> dict[str, Any]:
         return {**{k: v for k, v in asdict(self).items() if k != "explains"}, "cases": list(self.cases)}
@@ -57,7 +61,8 @@ class Diagnosis:
         """A diagnosis as results.json holds it (older files lack scope, thin and partial)."""
         return cls(str(data.get("category", "unknown")), str(data.get("name", "")), str(data.get("evidence", "")),
                    tuple(data.get("cases") or ()), int(data.get("weight") or 0), scope=str(data.get("scope") or ""),
-                   thin=bool(data.get("thin")), partial=bool(data.get("partial")))
+                   thin=bool(data.get("thin")), partial=bool(data.get("partial")),
+                   demoted=str(data.get("demoted") or ""))
 
 
 Hit = TestRecord | tuple[TestRecord, Check]  # a whole failing test, or one failing check of it
@@ -249,7 +254,7 @@ def garbage(records: Sequence[TestRecord]) -> Diagnosis | None:
     uninitialised memory or another buffer read back as the result."""
     hits = [(r, c) for r, c in _wrong_checks(records) if _vocab(c) and any(
         (w.got < 0 or w.got > _vocab(c)) and w.got != POISON and not 0 <= w.got - POISON <= _vocab(c)
-        for w in c.wrong_rows)]
+        and w.expected <= EXACT_IN_HALF for w in c.wrong_rows)]  # past 2048, an accumulator's overflow
     if not hits:
         return None
     return _found("output", "garbage counts (negative or more than the row holds): an output never written, or "
@@ -274,10 +279,22 @@ def per_block_or(records: Sequence[TestRecord]) -> Diagnosis | None:
                   f"{ANCHOR_BLOCK_SIZE}-wide block, e.g. {_example(hits[0][1])}", hits)
 
 
+EXACT_IN_HALF = 2048  # every count up to 2^11 is exact in fp16 (bf16: 256); a float accumulator rounds past it
+
+
+def _rounded_or_overflowed(c: Check, w: WrongRow) -> bool:
+    """A count a float accumulator gives: within bf16's rounding (2^-8 relative) of a count past 2048, or an
+    overflow read back as a negative value (not the harness's poison, nor poison plus a count)."""
+    poisoned = 0 <= w.got - POISON <= max(_vocab(c), 1)
+    return w.expected > EXACT_IN_HALF and not poisoned and (abs(w.got - w.expected) <= w.expected / 256 or w.got < 0)
+
+
 def narrow_accumulator(records: Sequence[TestRecord]) -> Diagnosis | None:
-    """Only rows with many NaNs are wrong, while rows with few are right: the count lost past its type's range."""
+    """Only rows with many NaNs are wrong, while rows with few are right: the count lost past its type's range
+    (magnitude rows: every wrong row past 2048; elsewhere: rounded to a float's spacing or overflowed)."""
     hits = [(r, c) for r, c in _wrong_checks(records)
-            if r.family == "magnitudes" and all(w.expected > 2048 for w in c.wrong_rows)]
+            if (r.family == "magnitudes" and all(w.expected > EXACT_IN_HALF for w in c.wrong_rows))
+            or all(_rounded_or_overflowed(c, w) for w in c.wrong_rows)]
     if not hits:
         return None
     smallest = min(w.expected for _, c in hits for w in c.wrong_rows)
@@ -322,6 +339,11 @@ def storage_offset(records: Sequence[TestRecord]) -> Diagnosis | None:
                   f"{_example(wrong[0][1])}", wrong)
 
 
+# families whose NaNs are all float('nan') (the anchor's matrix): a kernel right there and short on random patterns
+# misses patterns, not positions
+CANONICAL_NAN_FAMILIES = ("matrix",)
+
+
 # -- the NaN predicate -------------------------------------------------------------------------------------
 _CLASS = re.compile(r"^(?P<sign>[+-])(?P<cls>[a-z_]+) (?P<dtype>\S+) 0x")
 
@@ -330,9 +352,15 @@ def predicate(records: Sequence[TestRecord]) -> Diagnosis | None:
     """Whole IEEE classes missed (a row of one NaN class counts 0) or counted (a row of a non-NaN class counts),
     special values counted, or a float dtype the kernel accepted miscounted."""
     counted, missed, dtypes, hits = set(), set(), set(), []
+    partial_class = False  # a class row counted partly: positions, not patterns, are missed (a traversal)
+    some_nans_counted = False  # a check that misses a class still counts other NaNs: the pattern decides
     for r, c in _wrong_checks(records):
         for w in c.wrong_rows:
             m = _CLASS.match(w.label)
+            if m and 0 < w.got < w.expected:
+                partial_class = True
+            if m and w.got == 0 < w.expected and (c.got_total or 0) > 0:
+                some_nans_counted = True
             if m and (w.got == 0 < w.expected or w.got > w.expected):
                 (counted if w.got > w.expected else missed).add(f"{m['sign']}{m['cls']} {m['dtype']}")
                 hits.append((r, c))
@@ -351,6 +379,17 @@ def predicate(records: Sequence[TestRecord]) -> Diagnosis | None:
         parts.append(f"NaN patterns missed: {', '.join(sorted(missed)[:8])}")
     if dtypes:
         parts.append(f"{', '.join(sorted(dtypes))} accepted and miscounted (the predicate on that format)")
+    canonical_fail = any(r.family in CANONICAL_NAN_FAMILIES for r in _failing(records))
+    if missed and not counted and not partial_class and some_nans_counted and not canonical_fail:
+        # rows of random NaN patterns hold the missed classes too, while rows of float('nan') all count right:
+        # every check of random patterns that only undercounts is the predicate's
+        taken = {(id(h[0]), id(h[1])) for h in hits}
+        short = [(r, c) for r, c in _wrong_checks(records) if (id(r), id(c)) not in taken
+                 and r.family not in CANONICAL_NAN_FAMILIES and all(0 <= w.got < w.expected for w in c.wrong_rows)]
+        if short:
+            parts.append(f"{len(short)} other check(s) undercount rows of random NaN patterns, which hold them too, "
+                         "while every row of float('nan') counts right")
+            hits += short
     return _found("predicate", "the NaN predicate", "; ".join(parts), hits, bonus=1)
 
 
@@ -715,7 +754,11 @@ def scoped(d: Diagnosis, records: Sequence[TestRecord], partial: bool) -> Diagno
     if len(paths) == 1 and any(c.path not in paths for c in passing):
         parts.append(_only("path", paths, True))
     thin = support <= 2 or len(shapes) == 1
-    return replace(d, scope=", ".join(parts), thin=thin, partial=partial)
+    demoted = ""
+    if d.category in KERNEL_BODY and paths == {"wrapper"} and any(c.path == "direct" for c in passing):
+        demoted = ("the direct launch of the same kernel counts the same cases right: the wrapper (its launch, "
+                   "buffers or caching), not the kernel body")
+    return replace(d, scope=", ".join(parts), thin=thin, partial=partial, demoted=demoted)
 
 
 def diagnose(records: Sequence[TestRecord], *, environment: Mapping[str, str] | None = None,
@@ -728,7 +771,7 @@ def diagnose(records: Sequence[TestRecord], *, environment: Mapping[str, str] | 
         return []
     found = [scoped(d, records, partial) for rule in RULES if (d := rule(records)) is not None]
     order = {d.name: i for i, d in enumerate(found)}
-    found.sort(key=lambda d: (d.thin, -d.weight, order[d.name]))
+    found.sort(key=lambda d: (bool(d.demoted), d.thin, -d.weight, order[d.name]))
     measured = interpreter(records, environment or {})
     kept = _drop_explained([scoped(measured, records, partial), *found] if measured else found)
     explained = {case for d in kept for case in d.cases}

@@ -603,3 +603,54 @@ def test_a_partial_run_says_so_in_every_item() -> None:
     assert found and all(d.partial for d in found)
     assert "Partial: the run stopped early" in dg.render(found)
     assert dg.Diagnosis.from_dict(found[0].to_dict()).partial
+
+
+# -- whole-suite patterns measured on the H200 (2026-12-03), where the first item used to be wrong ------------------
+def test_a_wrapper_only_body_pattern_ranks_after_the_wrapper_s_own() -> None:
+    """cache_by_address: the caching allocator hands the same address to the next case, so all-NaN rows get the
+    previous case's half counts on the wrapper path only, while the direct launch counts them right."""
+    records = []
+    for r in (2, 4, 8):
+        records.append(case("matrix", f"fp32-prefix-{r}x5000-nan1.0", (r, 5000), [_row(5000, 2500)] * r))
+        records.append(case("matrix", f"fp32-prefix-{r}x5000-nan1.0", (r, 5000), [_row(5000, 5000)] * r,
+                            path="direct"))
+    stale = TestRecord("tests/precision/test_aliasing.py::test_refilled_logits_buffer[fp32]", "failed",
+                       "wrong_counts", _params("aliasing", "fp32-6x5000-refilled-1", (6, 5000)), 0.1,
+                       (Check(_params("aliasing", "fp32-6x5000-refilled-0", (6, 5000)), "wrapper", "pass", 6, 6),
+                        Check(_params("aliasing", "fp32-6x5000-refilled-1", (6, 5000)), "wrapper", "wrong_counts",
+                              12, 6, (), (WrongRow(0, 3, 1),))), "same inputs refilled")
+    found = diagnose([*records, stale])
+    assert found[0].category == "output" and "reused" in found[0].name, found
+    body = next(d for d in found if d.category == "traversal")
+    assert body.demoted and "direct launch" in body.demoted
+
+
+def test_missed_patterns_explain_random_rows_short_while_float_nan_rows_count() -> None:
+    """pred_quiet_only: signalling-NaN class rows count 0 (quiet ones right), rows of random NaN patterns fall
+    short, every float('nan') matrix row counts: the predicate, not lanes never read."""
+    ieee = case("ieee", "fp32-ieee-rows", (22, 1000), [_row(1000, 1000, "+quiet_nan fp32 0x7FC00000"),
+                                                          _row(1000, 0, "+signaling_nan fp32 0x7F800001"),
+                                                          _row(1000, 0, "-signaling_nan fp32 0xFF800001")])
+    short = [case("shapes", f"fp32-shape-{r}x{v}", (r, v), [_row(v, v - v // 4)] * r)
+             for r, v in ((1, 8191), (3, 8193), (1, 16385), (3, 16385))]
+    matrix = [case("matrix", "fp32-prefix-2x5000-nan1.0", (2, 5000), [_row(5000, 5000)] * 2)]
+    assert first([ieee, *short, *matrix]) == ("predicate", "the NaN predicate")
+
+
+def test_missed_patterns_do_not_claim_rows_when_float_nan_rows_fail_too() -> None:
+    ieee = case("ieee", "fp32-ieee-rows", (22, 1000), [_row(1000, 1000, "+quiet_nan fp32 0x7FC00000"),
+                                                          _row(1000, 0, "+signaling_nan fp32 0x7F800001")])
+    short = [case("shapes", f"fp32-shape-{r}x16385", (r, 16385), [_row(16385, 12000)] * r) for r in (1, 3)]
+    matrix = [case("matrix", f"fp32-prefix-{r}x10000-nan1.0", (r, 10000), [_row(10000, 7000)] * r) for r in (2, 8)]
+    found = diagnose([ieee, *short, *matrix])
+    assert found[0].category == "traversal" and found[0].name.startswith("elements of each row never read"), found
+
+
+def test_a_float_accumulator_is_not_garbage() -> None:
+    """fp16_accum on the H200: counts past 2048 rounded to fp16's spacing, past 65,504 overflowed (negative)."""
+    records = [case("shapes", "fp32-shape-3x16385", (3, 16385), [_row(16385, 16384)] * 3),
+               case("shortwide", "fp32-shortwide-3x70001", (3, 70001), [_row(70001, -2147483648)] * 3),
+               case("matrix", "fp32-prefix-8x10000-nan1.0", (8, 10000), [_row(10000, 10000 - 16)] * 8),
+               case("matrix", "fp32-prefix-2x5000-nan0.1", (2, 5000), [_row(500, 500)] * 2)]
+    found = diagnose(records)
+    assert found[0].category == "accumulation" and all("garbage" not in d.name for d in found), found

@@ -45,6 +45,10 @@ class PlantedScore:
         note = f" ({', '.join(blind)}: not scored on {flavour})" if blind else ""
         tr.write_line(f"planted bugs caught: {len(caught)}/{len(scored)}{note}", bold=True,
                       green=len(caught) == len(scored), red=len(caught) != len(scored))
+        right = [v for v in caught if v.get("diagnosis") == v["bug_class"]]
+        tr.write_line(f"diagnosis first item = the planted class: {len(right)}/{len(caught)} caught variants "
+                      "(on each variant's narrow selection)", bold=True, green=len(right) == len(caught),
+                      red=len(right) != len(caught))
 
 
 def register(config: pytest.Config) -> None:

@@ -1,0 +1,124 @@
+"""How often the diagnosis's first item is the true bug class, over whole-suite runs of kernels whose bug is known.
+
+    python -m tests.selftest.accuracy --device cuda --out out/accuracy [--jobs 8] [--only NAME ...] [-- PYTEST_ARGS]
+
+The labelled table: every planted kernel in tests/planted (its `bug_class`), the designs in tests/designs (the first
+class test_design_verdicts expects on this Triton) and the correct kernels ("correct": no diagnosis item at all).
+Each runs the whole precision suite (tests/precision) in its own pytest, `--jobs` at a time; the table, the accuracy
+and each run's results.json go to OUT. The self-test (tests/selftest/test_planted.py) checks the same rule on each
+planted kernel's narrow selection in CI; this is the whole-suite measurement docs/verdicts.md quotes. Exit 0 when
+every first item is right and every correct kernel gets none, 1 otherwise, 2 when a run did not finish.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CORRECT = "correct"
+
+
+@dataclass(frozen=True)
+class Label:
+    """A kernel module and the bug class it truly has ("correct" for none); options its catching cases need."""
+
+    module: str
+    truth: str
+    options: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.module.rsplit(".", 1)[-1]
+
+
+def labels(flavour: str) -> list[Label]:
+    """The labelled table for this Triton: planted variants that apply to it, the designs and the correct kernels."""
+    from tests.planted import PLANTED
+
+    table = [Label(v.module, v.bug_class, v.options) for v in PLANTED
+             if v.flavour is None or flavour.split()[0] == v.flavour]
+    ascend = flavour.startswith("triton-ascend")
+    table += [Label("tests.designs.upstream_vllm", "accumulation" if ascend else "offsets"),
+              Label("tests.designs.vllm_ascend", "offsets")]
+    table += [Label(m, CORRECT) for m in ("kernel", "tests.designs.independent", "tests.designs.self_compare")]
+    return table
+
+
+def run_one(label: Label, device: str, out: Path, extra: Sequence[str]) -> dict[str, object]:
+    """The whole suite on one kernel in a fresh pytest; its first diagnosis item against the label."""
+    folder = out / label.name
+    folder.mkdir(parents=True, exist_ok=True)
+    results = folder / "results.json"
+    results.unlink(missing_ok=True)
+    argv = [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "-p", "no:cacheprovider", "-q",
+            f"--device={device}", f"--kernel={label.module}", f"--nan-json={results}",
+            f"--html={folder / 'precision.html'}", f"--junitxml={folder / 'junit.xml'}", "--nan-reruns=0",
+            *label.options, *extra, str(ROOT / "tests" / "precision")]
+    started = time.monotonic()
+    with (folder / "pytest.log").open("w", encoding="utf-8") as log:
+        code = subprocess.run(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, check=False,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}).returncode
+    doc = json.loads(results.read_text(encoding="utf-8")) if results.is_file() else {}
+    items = doc.get("diagnosis") or []
+    first = items[0] if items else None
+    got = first["category"] if first else CORRECT
+    return {"kernel": label.module, "truth": label.truth, "first": got, "name": first["name"] if first else "",
+            "scope": first.get("scope", "") if first else "", "items": len(items), "right": got == label.truth,
+            "finished": bool(doc.get("finished")), "exit": code, "failed": sum(
+                1 for c in doc.get("cases", []) if c.get("outcome") in ("failed", "error")),
+            "seconds": round(time.monotonic() - started, 1)}
+
+
+def render(rows: Sequence[dict[str, object]], device: str, flavour: str) -> str:
+    """The Markdown table docs/verdicts.md quotes, with the accuracy over the bug kernels and the correct ones."""
+    bugs = [r for r in rows if r["truth"] != CORRECT]
+    correct = [r for r in rows if r["truth"] == CORRECT]
+    lines = [f"Diagnosis accuracy, whole suite on {device} ({flavour}): first item right for "
+             f"{sum(bool(r['right']) for r in bugs)}/{len(bugs)} kernels with a known bug; "
+             f"{sum(r['items'] == 0 for r in correct)}/{len(correct)} correct kernels get no item.", "",
+             "| kernel | true class | first item | right | scope of the first item | failed tests | s |",
+             "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        mark = "yes" if r["right"] else ("NOT FINISHED" if not r["finished"] else "**no**")
+        first = f"{r['first']}: {r['name']}" if r["name"] else r["first"]
+        lines.append(f"| `{r['kernel']}` | {r['truth']} | {first} | {mark} | {r['scope']} | {r['failed']} | "
+                     f"{r['seconds']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_in = list(sys.argv[1:] if argv is None else argv)
+    cut = args_in.index("--") if "--" in args_in else len(args_in)
+    parser = argparse.ArgumentParser(prog="python -m tests.selftest.accuracy", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", required=True, choices=("cpu", "cuda", "npu"))
+    parser.add_argument("--out", type=Path, default=ROOT / "out" / "accuracy")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", nargs="*", default=None, help="kernel names (last dotted part) to run")
+    args = parser.parse_args(args_in[:cut])
+    extra = args_in[cut + 1:]
+    from harness.backends import triton_flavour
+
+    flavour = triton_flavour()
+    table = [lab for lab in labels(flavour) if args.only is None or lab.name in args.only]
+    args.out.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        rows = list(pool.map(lambda lab: run_one(lab, args.device, args.out, extra), table))
+    page = render(rows, args.device, flavour)
+    (args.out / "accuracy.md").write_text(page, encoding="utf-8")
+    (args.out / "accuracy.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+    print(page)
+    if not all(r["finished"] for r in rows):
+        return 2
+    return 0 if all(r["right"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
