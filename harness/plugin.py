@@ -45,6 +45,7 @@ MARKERS: dict[str, str] = {
     "nan_harness": "self-tests of the harness code (no kernel under test involved)",
     "nan_selftest": "the suite catches planted bugs: tests.planted variants run through --kernel in subprocesses",
     "nan_fp32_full": "all 2^32 fp32 patterns; runs only with --nan-fp32-full",
+    "nan_batches": "batches of 5,000 and 70,001 narrow rows through the wrapper (CPU: only with --nan-large-batches)",
     "nan_sweep": "exhaustive bit-pattern sweeps (fp16, bf16; fp32 sample; fp32 in full on demand)",
     "nan_bigoffset": "row offsets past 2^31 elements (large virtual allocations)",
     "nan_aggregate": "aggregate_num_nans_per_request against its exact CPU reference, where the module has it",
@@ -74,6 +75,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--require-capturable", action="store_true",
                     help="fail when a get_num_nans call cannot be captured in a device graph (CUDA/NPU); without it "
                          "capturability is reported, and only wrong counts on replay fail")
+    group.addoption("--nan-large-batches", action="store_true",
+                    help="on the CPU, also run the large-batch cases (5,000 and 70,001 rows: minutes under the "
+                         "interpreter); accelerators always run them")
     group.addoption("--nan-fp32-full", action="store_true",
                     help="also sweep all 2^32 fp32 patterns (minutes on the CPU interpreter; seconds on a GPU)")
     for spec in options.NUMERIC:

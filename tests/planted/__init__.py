@@ -28,6 +28,8 @@ class Planted:
     isolate: bool = False
     # the bug is that the kernel cannot be built for some input: a compile error is the catch, not a broken plant
     build_error_is_the_bug: bool = False
+    # suite options the sub-run needs to reach the cases that catch it (e.g. --nan-large-batches on the CPU)
+    options: tuple[str, ...] = ()
 
     @property
     def module(self) -> str:
@@ -102,6 +104,11 @@ PLANTED: tuple[Planted, ...] = (
             "test_output_and_input_untouched or fp32-prefix-2x5000-nan0.1-wrapper",
             (r"test_output_and_input_untouched", r"test_case\[fp32-prefix-2x5000.*wrapper")),
     Planted("padding_zeroed", "side effects", "fp32-padded or test_padded_rows", (r"padded",)),
+    # -- the wrapper's launch: rows it never reaches (large batches; the CPU runs them only on request) ----------
+    Planted("batch_split", "launch", "batch-5000", (r"test_large_batch\[fp32-batch-5000",),
+            options=("--nan-large-batches",)),
+    Planted("grid_capped", "launch", "batch-70001", (r"test_large_batch\[fp32-batch-70001",),
+            options=("--nan-large-batches",)),
     # -- the wrapper's contract --------------------------------------------------------------------------------
     Planted("accepts_any_rank", "contract", "outside_domain and rank", (r"test_outside_domain_refused_or_counted\[rank",)),
     Planted("copies_padded", "contract", "test_padded_rows_read_in_place", (r"test_padded_rows_read_in_place",)),

@@ -654,3 +654,15 @@ def test_a_float_accumulator_is_not_garbage() -> None:
                case("matrix", "fp32-prefix-2x5000-nan0.1", (2, 5000), [_row(500, 500)] * 2)]
     found = diagnose(records)
     assert found[0].category == "accumulation" and all("garbage" not in d.name for d in found), found
+
+
+def test_row_limit_tolerates_stale_counts_that_happen_to_be_right() -> None:
+    """An unwritten output holds whatever was there: a few rows past the limit read right by chance."""
+    counts = [_row(2, 2 if i < 65_535 or i % 50 == 0 else 0) for i in range(70_001)]
+    found = diagnose([case("batches", "fp32-batch-70001x7", (70_001, 7), counts)])
+    assert found[0].category == "launch" and "65,535" in found[0].name
+
+
+def test_row_limit_near_miss_half_the_rows_past_it() -> None:
+    counts = [_row(2, 2 if i < 65_535 or i % 2 else 0) for i in range(70_001)]
+    assert all(c != "launch" for c, _ in categories([case("batches", "b", (70_001, 7), counts)]))

@@ -45,7 +45,7 @@ def server() -> Iterator[ForkServer | None]:
 
 
 def run_variant(variant: Planted, tmp: Path, server: ForkServer | None, device: str) -> SubRun:
-    options = {"server": server, "device": device}
+    options = {"server": server, "device": device, "extra": variant.options}
     run = run_suite(variant.module, variant.select, tmp, workers=1 if variant.isolate else 0, **options)
     if run.returncode < 0 and not variant.isolate:
         # killed by a signal without xdist: run again in a worker, so the case that crashed gets its name
@@ -93,7 +93,8 @@ def test_clean_kernel_passes_every_selection(
 ) -> None:
     """The control: our kernel passes every case a variant is caught by, so each catch is the bug's doing."""
     select = " or ".join(f"({v.select})" for v in (*PLANTED, CRASHER))
-    run = run_suite("kernel", select, tmp_path, server=server, device=device)
+    options = sorted({option for v in PLANTED for option in v.options})  # what any variant's cases need
+    run = run_suite("kernel", select, tmp_path, server=server, device=device, extra=options)
     assert run.completed and run.returncode == 0 and not run.failed, run.describe()
     for variant in PLANTED:
         assert run.matching(variant.caught_by, run.passed), (
