@@ -190,8 +190,18 @@ def row_limit(records: Sequence[TestRecord]) -> Diagnosis | None:
                   "launch stops there (grid size, batch split or cap)",
                   f"in {len(hits)} check(s) the rows from {', '.join(f'{x:,}' for x in limits)} on are wrong (at "
                   f"least 90%) and every row below right (path {'/'.join(paths)}), e.g. {c.params.case_id} ({c.path}) rows "
-                  f"{k:,}-{(c.rows or 0) - 1:,} of {c.rows:,}: {c.wrong_rows[0].describe()}",
+                  f"{k:,}-{(c.rows or 0) - 1:,} of {c.rows:,}: {c.wrong_rows[0].describe()}{_unwritten(hits)}",
                   [(r, c) for r, c, _ in hits], bonus=2)
+
+
+def _unwritten(hits: Sequence[tuple[TestRecord, Check, int]]) -> str:
+    """What the output slots past the limit say: the direct path's poison shows rows never written; the wrapper
+    allocates its own output, so there it cannot be told whether a wrong row was written."""
+    direct = [c for _, c, k in hits if c.path == "direct"]
+    if any(all(w.got == POISON for w in c.wrong_rows if w.row >= k) for _, c, k in hits if c.path == "direct"):
+        return "; on the direct path those rows still hold the poison the harness put there (never written)"
+    return "" if direct else ("; whether those rows were written cannot be told on the wrapper path (it allocates "
+                              "its output)")
 
 
 def every_kth_row(records: Sequence[TestRecord]) -> Diagnosis | None:

@@ -522,6 +522,13 @@ def test_row_limit_names_the_index_and_the_grid_limit() -> None:
     found = diagnose(records)
     assert found[0].category == "launch" and "65,535" in found[0].name and "grid" in found[0].name
     assert "seen on 70001x33 only" in found[0].scope and found[0].thin
+    assert "cannot be told on the wrapper path" in found[0].evidence  # the wrapper allocates its output
+
+
+def test_row_limit_on_the_direct_path_says_the_rows_were_never_written() -> None:
+    counts = [_row(2, 2 if i < 300 else POISON) for i in range(400)]
+    found = diagnose([case("batches", "fp32-batch-400x7", (400, 7), counts, path="direct")])
+    assert found[0].category == "launch" and "never written" in found[0].evidence
 
 
 def test_row_limit_near_miss_rows_below_wrong_too() -> None:
