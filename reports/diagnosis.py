@@ -293,11 +293,18 @@ def per_block_or(records: Sequence[TestRecord]) -> Diagnosis | None:
 EXACT_IN_HALF = 2048  # every count up to 2^11 is exact in fp16 (bf16: 256); a float accumulator rounds past it
 
 
+def _half_float(n: int) -> bool:
+    """n is a value fp16 holds exactly (at most 11 significant bits; bf16's 8 are a subset)."""
+    return n >= 0 and n % (1 << max(0, n.bit_length() - 11)) == 0
+
+
 def _rounded_or_overflowed(c: Check, w: WrongRow) -> bool:
-    """A count a float accumulator gives: within bf16's rounding (2^-8 relative) of a count past 2048, or an
-    overflow read back as a negative value (not the harness's poison, nor poison plus a count)."""
+    """A count a float accumulator gives: a value fp16 or bf16 holds, within bf16's rounding (2^-8 relative) of a
+    count past 2048, or an overflow read back as a negative value (not the harness's poison, nor poison plus a count);
+    a count off by a few elements of the row (an offset, a mask) is neither."""
     poisoned = 0 <= w.got - POISON <= max(_vocab(c), 1)
-    return w.expected > EXACT_IN_HALF and not poisoned and (abs(w.got - w.expected) <= w.expected / 256 or w.got < 0)
+    rounded = _half_float(w.got) and abs(w.got - w.expected) <= w.expected / 256
+    return w.expected > EXACT_IN_HALF and not poisoned and (rounded or w.got < 0)
 
 
 def narrow_accumulator(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -337,11 +344,11 @@ def big_offsets(records: Sequence[TestRecord]) -> Diagnosis | None:
 
 def storage_offset(records: Sequence[TestRecord]) -> Diagnosis | None:
     """Only views that start inside their storage miscount, while views at its start pass."""
-    wrong = [(r, c) for r, c in _wrong_checks(records) if not _outside(c)]
+    wrong = [(r, c) for r, c in _wrong_checks(records) if not _outside(c)]  # a check without a layout: no veto
     at_start = [c for c in _passing_checks(records) if _offset(c) == 0 and _has_layout(c)]
-    if not wrong or not at_start or any(_offset(c) == 0 for _, c in wrong):
+    if not wrong or not at_start or any(_offset(c) == 0 for _, c in wrong if _has_layout(c)):
         return None
-    offsets = sorted({_offset(c) for _, c in wrong})
+    offsets = sorted({_offset(c) for _, c in wrong if _has_layout(c)})
     paths = sorted({c.path for _, c in wrong})
     fine = sorted({c.path for c in _passing_checks(records) if _offset(c) > 0} - set(paths))
     return _found("offsets", "the view's storage offset ignored (rows read from the storage's start)",

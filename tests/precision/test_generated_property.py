@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, given, note, seed, settings
 from cases.families.generated import GenCase, build
 from cases.strategies import gen_cases, property_budget
 from harness.backends import Backend
-from harness.compare import compare_counts, describe_input, failed_launch, message
+from harness.compare import compare_counts, describe_input, failed_launch, layout_of, message
 from harness.plugin import record
 from harness.target import PATHS, KernelUnderTest, run_path
 from verdict.record import PASS, CaseParams, Check
@@ -82,7 +82,7 @@ def test_generated_cases_count_exactly(
             check = compare_counts(done.counts, built.expected, params=params, path=path,
                                    device_type=backend.torch_type, row_labels=built.labels,
                                    side_effects=done.side_effects, card=backend.current_card(),
-                                   input_desc=describe_input(logits))
+                                   input_desc=describe_input(logits), layout=layout_of(logits))
         if not check.ok:
             failures.append(check)
             raise AssertionError(f"{message(check)}\n  rerun: {rerun_command(case, path, pytestconfig)}")

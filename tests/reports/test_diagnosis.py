@@ -673,3 +673,21 @@ def test_row_limit_tolerates_stale_counts_that_happen_to_be_right() -> None:
 def test_row_limit_near_miss_half_the_rows_past_it() -> None:
     counts = [_row(2, 2 if i < 65_535 or i % 2 else 0) for i in range(70_001)]
     assert all(c != "launch" for c, _ in categories([case("batches", "b", (70_001, 7), counts)]))
+
+
+def test_a_count_off_by_a_few_elements_is_not_a_float_accumulator() -> None:
+    """offset_dropped on the CPU whole suite: views read from their storage's start count a few NaNs more or less
+    (2497 for 2500): not a value fp16 holds, so not an accumulator's rounding."""
+    records = [case("contract", f"fp32-offset{o}-4x9000", (4, 9000), [_row(2500, 2500 - o)] * 4, offset=o)
+               for o in (1, 3)]
+    records.append(case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 2500)]))
+    assert first(records)[0] == "offsets"
+
+
+def test_a_check_with_no_recorded_layout_does_not_veto_the_storage_offset() -> None:
+    """offset_dropped's whole suite: the property test's check recorded no layout (unknown offset, not offset 0)."""
+    records = [case("contract", f"fp32-offset{o}-4x3000", (4, 3000), [_row(995, 995 + o)], offset=o) for o in (1, 3)]
+    records.append(case("matrix", "fp32-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 2500)]))
+    unknown = case("generated", "gen-s1-fp32-1x7-off1", (1, 7), [_row(0, 1)])
+    records.append(unknown.with_(checks=tuple(c.__class__(**{**c.__dict__, "layout": None}) for c in unknown.checks)))
+    assert first(records)[1].startswith("the view's storage offset ignored")
