@@ -14,12 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reports.data_file import read_toml
 from verdict.record import TestRecord
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
 
 DETERMINISTIC = "deterministic"
 FLAKY = "flaky"
@@ -101,14 +97,7 @@ class KnownFlaky:
 def load_known(path: Path) -> tuple[KnownFlaky, ...]:
     """Parse and check a known-flaky file: [[flaky]] tables, each with a non-empty id, reason and link."""
     where = f"--nan-known-flaky {path}"
-    try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise KnownFlakyError(f"{where}: not UTF-8 text: {exc}") from exc
-    except OSError as exc:
-        raise KnownFlakyError(f"{where}: cannot read: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise KnownFlakyError(f"{where}: not valid TOML: {exc}") from exc
+    data = read_toml(path, where, KnownFlakyError)
     if set(data) - {"flaky"} or not isinstance(data.get("flaky", []), list):
         raise KnownFlakyError(f"{where}: use [[flaky]] tables only; expected:\n{EXAMPLE}")
     entries = []

@@ -7,11 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.activation import is_worker
-
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+from reports.data_file import read_toml
 
 EXAMPLE = '[[waiver]]\nid = "tests/precision/test_families.py::test_case[bf16-prefix-1x128-nan0.5-wrapper]"\n' \
     'reason = "why it fails"\nlink = "https://tracker/issue/123"'
@@ -35,14 +31,7 @@ class Waiver:
 
 def load_waivers(path: Path) -> dict[str, Waiver]:
     """Parse and validate a waiver file; every entry needs a non-empty id, reason and link, ids unique."""
-    try:
-        data = tomllib.loads(path.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise WaiverError(f"--nan-waivers {path}: not UTF-8 text: {exc}") from exc
-    except OSError as exc:
-        raise WaiverError(f"--nan-waivers {path}: cannot read: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise WaiverError(f"--nan-waivers {path}: not valid TOML: {exc}") from exc
+    data = read_toml(path, f"--nan-waivers {path}", WaiverError)
     unknown_keys = set(data) - {"waiver"}
     if unknown_keys:
         raise WaiverError(f"--nan-waivers {path}: unknown top-level keys {sorted(unknown_keys)}; expected:\n{EXAMPLE}")
