@@ -77,11 +77,14 @@ def run_one(label: Label, device: str, out: Path, extra: Sequence[str]) -> dict[
             "seconds": round(time.monotonic() - started, 1)}
 
 
-def render(rows: Sequence[dict[str, object]], device: str, flavour: str) -> str:
+def render(rows: Sequence[dict[str, object]], device: str, flavour: str, table_size: int,
+           extra: Sequence[str] = ()) -> str:
     """The Markdown table docs/verdicts.md quotes, with the accuracy over the bug kernels and the correct ones."""
     bugs = [r for r in rows if r["truth"] != CORRECT]
     correct = [r for r in rows if r["truth"] == CORRECT]
-    lines = [f"Diagnosis accuracy, whole suite on {device} ({flavour}): first item right for "
+    covers = ("" if len(rows) == table_size else f"; {len(rows)} of the {table_size} labelled kernels run (--only)")
+    suite = f"the suite narrowed by `{' '.join(extra)}`" if extra else "whole suite"
+    lines = [f"Diagnosis accuracy, {suite} on {device} ({flavour}){covers}: first item right for "
              f"{sum(bool(r['right']) for r in bugs)}/{len(bugs)} kernels with a known bug; "
              f"{sum(r['items'] == 0 for r in correct)}/{len(correct)} correct kernels get no item.", "",
              "| kernel | true class | first item | right | scope of the first item | failed tests | s |",
@@ -107,11 +110,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.backends import triton_flavour
 
     flavour = triton_flavour()
-    table = [lab for lab in labels(flavour) if args.only is None or lab.name in args.only]
+    labelled = labels(flavour)
+    table = [lab for lab in labelled if args.only is None or lab.name in args.only]
     args.out.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         rows = list(pool.map(lambda lab: run_one(lab, args.device, args.out, extra), table))
-    page = render(rows, args.device, flavour)
+    page = render(rows, args.device, flavour, len(labelled), extra)
     (args.out / "accuracy.md").write_text(page, encoding="utf-8")
     (args.out / "accuracy.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     print(page)
