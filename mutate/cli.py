@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from mutate import baseline, classify, compiled, equivalence, generate, report, run, tce
+from mutate import baseline, classify, compiled, equivalence, generate, report, run, schedule, tce
 from mutate.cache import Cache, key_of, suite_revision, unit_hash, versions
 from mutate.engine import Engine, Job, Verdict
 from mutate.operators import BY_NAME, OPERATORS
@@ -296,7 +296,8 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"mutate: [{n_done[0]}/{len(todo)}] {job.mutant.id} {v.status}{by} {v.seconds:.1f} s"
               + (f" ({where})" if where else ""), flush=True)
 
-    verdicts = engine.run_all(todo, deadline, progress)
+    last_seconds = cache.doc.get("seconds", {})
+    verdicts = engine.run_all(schedule.longest_first(todo, base, last_seconds), deadline, progress)
     for job in todo:
         entries[job.mutant.id] = entry(job.mutant, verdicts.get(job.mutant.id) or Verdict(
             classify.NOT_RUN, why="interrupted before it was judged"))
@@ -325,6 +326,8 @@ def _main(argv: Sequence[str] | None) -> int:
         if e["status"] not in classify.UNJUDGED and not e.get("cached"):
             cache.keep(keys[e["id"]], {k: v for k, v in e.items() if k != "cached"})
     cache.doc["killers"] = engine.killers
+    cache.doc["seconds"] = {**last_seconds, **{i: round(v.seconds, 2) for i, v in verdicts.items()
+                                               if v.status not in classify.UNJUDGED}}
     cache.save()
     ordered = [entries[m.id] for m in mutants]
     doc = report.document(ordered, {**meta, "seconds": round(time.monotonic() - started, 1),

@@ -74,7 +74,9 @@ class _FaultingWorker:
 
     def ask(self, job: dict[str, Any], *args: Any, **kwargs: Any) -> Answer:
         if job["module"] == "orig":  # the confirmation: the original on the failing case, in a fresh worker
-            return Answer(reply={"op": "done", "status": "passed" if self.original_ok else "failed", "failed": []})
+            self.confirmed = list(job["cases"])
+            return Answer(reply={"op": "done", "status": "passed" if self.original_ok else "failed", "failed": [],
+                                 "ran": len(job["cases"])})
         failed = [{"nodeid": self.fail, "family": "matrix", "verdict": "error", "message": "illegal address"}]
         return Answer(reply={"op": "done", "status": "fault", "ran": 1, "skipped": [],
                              "failed": failed if self.fail else [],
@@ -101,6 +103,8 @@ def test_a_device_fault_kills_the_mutant_and_retires_its_worker(tmp_path: Path) 
                                                                time.monotonic() + 60)
     assert verdict.status == "killed" and verdict.crash and verdict.killer["verdict"] == "fault", verdict
     assert worker is None and _FaultingWorker.made[0].closed
+    confirming = [w for w in _FaultingWorker.made if getattr(w, "confirmed", None)]
+    assert [w.confirmed for w in confirming] == [["t::a", "t::a"]] and confirming[0].closed  # twice, one worker
 
 
 def test_a_device_fault_without_its_own_failure_is_judged_again_then_not_run(tmp_path: Path) -> None:
