@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from cases.formats import FloatFormat
+from verdict.record import ValueClass
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,16 @@ IEEE_CLASSES: tuple[IeeeClass, ...] = (
 )
 
 CLASS_BY_NAME: dict[str, IeeeClass] = {c.name: c for c in IEEE_CLASSES}
+OTHER_NAN = "nan_other_payload"  # a NaN whose payload is none of the classes' patterns
+
+
+def value_class(bits: int, fmt: FloatFormat) -> ValueClass:
+    """The record's data for one bit pattern: which class and sign it is, so no reader parses a label for it."""
+    unsigned = bits & fmt.abs_mask
+    is_nan = unsigned & fmt.exponent_mask == fmt.exponent_mask and bool(unsigned & fmt.mantissa_mask)
+    named = next((c.name for c in IEEE_CLASSES if c.unsigned(fmt) == unsigned), None)
+    name = named or (OTHER_NAN if is_nan else "finite")
+    return ValueClass(name, bool(bits & fmt.sign_bit), fmt.name, bits & ((1 << fmt.width) - 1), is_nan)
 
 
 def canonical_nan(fmt: FloatFormat) -> int:

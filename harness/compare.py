@@ -7,8 +7,8 @@ import torch
 
 from harness.guard import KernelRaised
 from reference import sealed
-from verdict.record import (DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, InputLayout,
-                            WrongRow)
+from verdict.record import (DEVICE_FAULT, MALFORMED, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check,
+                            InputLayout, Problem, WrongRow)
 
 SHOWN_ROWS = 20
 # alignment is recorded up to 16 bytes (a 128-bit vector load): allocations are aligned at least that much, so the
@@ -88,6 +88,10 @@ def compare_counts(
     expected_total = sum(want)
     problems: list[str] = list(side_effects)
 
+    def malformed(text: str) -> None:
+        """A result that is not one int32 count per row, on the input's device: a problem of kind MALFORMED."""
+        problems.append(Problem(MALFORMED, text))
+
     def done(got_total: int | None, wrong: Sequence[WrongRow] = ()) -> Check:
         bad_counts = bool(wrong) or got_total != expected_total  # a total that differs is wrong, whatever the shape
         verdict = WRONG_COUNTS if bad_counts else (SIDE_EFFECT if problems else PASS)
@@ -95,30 +99,30 @@ def compare_counts(
                      input_desc, layout=layout, rows=len(want))
 
     if not isinstance(got, torch.Tensor):
-        problems.append(f"result is {type(got).__name__}, not a tensor")
+        malformed(f"result is {type(got).__name__}, not a tensor")
         return done(None)
     if type(got) is not torch.Tensor:
-        problems.append(f"result is a {type(got).__module__}.{type(got).__qualname__}, not a plain torch.Tensor "
-                        "(judged by its data)")
+        malformed(f"result is a {type(got).__module__}.{type(got).__qualname__}, not a plain torch.Tensor "
+                  "(judged by its data)")
     dtype = sealed.dtype_of(got)
     if dtype != torch.int32:
-        problems.append(f"dtype {dtype}, expected torch.int32")
+        malformed(f"dtype {dtype}, expected torch.int32")
     shape = sealed.shape_of(got)
     if shape != sealed.shape_of(expected):
-        problems.append(f"shape {shape}, expected {sealed.shape_of(expected)}")
+        malformed(f"shape {shape}, expected {sealed.shape_of(expected)}")
     got_device = sealed.device_type(got)
     if got_device != device_type:
-        problems.append(f"device {got_device}, expected {device_type}")
+        malformed(f"device {got_device}, expected {device_type}")
     if got_device == "meta" or dtype.is_complex:
-        problems.append("values are not readable integers" if got_device != "meta" else "values live on meta")
+        malformed("values are not readable integers" if got_device != "meta" else "values live on meta")
         return done(None)
     try:
         raw = sealed.host_array(got).reshape(-1)
     except Exception as exc:  # noqa: BLE001 - an exotic tensor must become a problem, not an exception
-        problems.append(f"values cannot be read: {type(exc).__name__}: {exc}")
+        malformed(f"values cannot be read: {type(exc).__name__}: {exc}")
         return done(None)
     if dtype.is_floating_point and not all(float(v).is_integer() for v in raw.tolist()):
-        problems.append("values are not whole numbers")
+        malformed("values are not whole numbers")
         return done(None)
     values = [int(v) for v in raw.tolist()]
     wrong: list[WrongRow] = []
@@ -128,7 +132,7 @@ def compare_counts(
                 label = row_labels[row] if row_labels is not None and row < len(row_labels) else ""
                 wrong.append(WrongRow(row, w, g, label))
     elif not problems:
-        problems.append(f"{len(values)} counts for {len(want)} rows")
+        malformed(f"{len(values)} counts for {len(want)} rows")
     return done(sum(values), wrong)
 
 

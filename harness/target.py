@@ -11,6 +11,8 @@ import torch
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
 from harness import guard
+from harness.prepoison import Unwritten, call_prepoisoned
+from verdict.record import INPUT_MODIFIED, PADDING_MODIFIED, STRAY_WRITE, Problem
 
 ANCHOR_SIGNATURE: tuple[str, ...] = ("logits_ptr", "logits_stride", "num_nans_ptr", "vocab_size", "BLOCK_SIZE")
 POISON = -0x5A5A5A5B  # 0xA5A5A5A5 as int32: never a count, so an unwritten row stands out
@@ -104,7 +106,8 @@ class PathResult:
     comparison judges both."""
 
     counts: object
-    side_effects: tuple[str, ...]
+    side_effects: tuple[str, ...]  # Problems, each with its kind
+    unwritten: Unwritten = Unwritten(True)  # whether a row never written reads as POISON (the direct path: always)
 
 
 PATHS: tuple[str, ...] = ("wrapper", "direct")
@@ -145,8 +148,8 @@ def run_direct(target: KernelUnderTest, logits: torch.Tensor) -> tuple[torch.Ten
         stray = torch.nonzero(slots.cpu() != POISON).reshape(-1).tolist()
         if stray:
             offsets = [GUARD - s for s in stray] if name == "before" else [s + 1 for s in stray]
-            effects.append(f"kernel wrote {len(stray)} int32 slot(s) {name} its output "
-                           f"(distance in slots: {sorted(offsets)[:10]})")
+            effects.append(Problem(STRAY_WRITE, f"kernel wrote {len(stray)} int32 slot(s) {name} its output "
+                                   f"(distance in slots: {sorted(offsets)[:10]})"))
     return out, effects
 
 
@@ -154,8 +157,9 @@ def run_path(target: KernelUnderTest, path: str, logits: torch.Tensor) -> PathRe
     """Run the wrapper or the direct launch and collect side effects; the caller skips a missing kernel."""
     before = bits_snapshot(logits)
     effects: list[str] = []
+    unwritten = Unwritten(True)
     if path == "wrapper":
-        counts: object = target.get_num_nans(logits)
+        counts, unwritten = call_prepoisoned(target.get_num_nans, logits, POISON)
     elif path == "direct":
         counts, effects = run_direct(target, logits)
     else:
@@ -163,7 +167,8 @@ def run_path(target: KernelUnderTest, path: str, logits: torch.Tensor) -> PathRe
     after = bits_snapshot(logits)
     if not torch.equal(before, after):
         changed = int((before != after).sum())
-        where = "input or the storage around it (row padding, before or after the view)" \
-            if before.numel() != logits.numel() else "input"
-        effects.append(f"{where} modified: {changed} element(s) changed bits")
-    return PathResult(counts, tuple(effects))
+        around = before.numel() != logits.numel()
+        where = "input or the storage around it (row padding, before or after the view)" if around else "input"
+        effects.append(Problem(PADDING_MODIFIED if around else INPUT_MODIFIED,
+                               f"{where} modified: {changed} element(s) changed bits"))
+    return PathResult(counts, tuple(effects), unwritten)

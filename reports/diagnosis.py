@@ -1,7 +1,8 @@
 """Name likely bug classes from the pattern of failures, with their evidence; "no known pattern" over a guess.
 
-Each rule reads the records only (families, case ids, shapes, input layouts, wrong rows and their labels,
-verdicts, check problems, test names) and returns a Diagnosis or nothing. A rule fires on a signature that the
+Each rule reads the records' data only (families, case ids, shapes, input layouts, wrong rows, the IEEE class of
+each class row and the NaN patterns of a case, verdicts, problem kinds, test names), never their display text, and
+returns a Diagnosis or nothing. A rule fires on a signature that the
 bug class leaves and others do not: a per-block OR keeps counts between 1 and the number of blocks, a dropped
 tail only hurts vocab sizes off the block, a predicate misses or counts whole IEEE classes, and so on; where a
 signature needs a control (a case that passes), the rule asks for one. Categories are the planted bugs'
@@ -16,7 +17,6 @@ never changed here.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -25,7 +25,8 @@ from cases.anchor import ANCHOR_BLOCK_SIZE
 from harness.target import POISON  # what the direct launch's output holds before the kernel runs
 from reports.markup import esc
 from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS, from_text
-from verdict.record import CRASH, DEVICE_FAULT, REFUSED, TIMEOUT, Check, TestRecord, WrongRow
+from verdict.record import (COPIED, CRASH, DEVICE_FAULT, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, REFUSED,
+                            STRAY_WRITE, TIMEOUT, Check, TestRecord, ValueClass, WrongRow, kind_of)
 
 SHOWN_CASES = 5
 INTERPRETER = "interpreter"  # a defect of the Triton interpreter the preflight measured: not the kernel's
@@ -363,27 +364,62 @@ CANONICAL_NAN_FAMILIES = ("matrix",)
 
 
 # -- the NaN predicate -------------------------------------------------------------------------------------
-_CLASS = re.compile(r"^(?P<sign>[+-])(?P<cls>[a-z_]+) (?P<dtype>\S+) 0x")
+@dataclass(frozen=True)
+class ClassRows:
+    """What the IEEE class rows (CaseParams.row_classes) say: classes missed (a row counts 0), counted (a non-NaN
+    row counts), counted partly (positions, not patterns: a traversal), and NaN classes counted right."""
+
+    missed: frozenset[ValueClass]
+    counted: frozenset[ValueClass]
+    partly: bool
+    right: frozenset[ValueClass]
+    hits: tuple[tuple[TestRecord, Check], ...]
+
+    def pattern_specific(self) -> bool:
+        """Every dtype with a missed class counts another NaN class right: patterns are missed, not the dtype."""
+        return bool(self.missed) and all(any(r.dtype == v.dtype for r in self.right) for v in self.missed)
+
+
+def _class_rows(records: Sequence[TestRecord]) -> ClassRows:
+    missed, counted, right, hits = set(), set(), set(), []
+    partly = False
+    for r in records:
+        for c in r.checks:
+            if not c.params.row_classes or c.got_total is None:
+                continue
+            wrong = {w.row: w for w in c.wrong_rows}
+            right |= {v for i, v in enumerate(c.params.row_classes) if v.is_nan and i not in wrong}
+            for w in wrong.values():
+                v = c.params.row_class(w.row)
+                partly |= v is not None and 0 < w.got < w.expected
+                if v is not None and (w.got == 0 < w.expected or w.got > w.expected):
+                    (counted if w.got > w.expected else missed).add(v)
+                    hits.append((r, c))
+    return ClassRows(frozenset(missed), frozenset(counted), partly, frozenset(right), tuple(hits))
+
+
+def _names(classes: frozenset[ValueClass]) -> str:
+    return ", ".join(sorted(v.signed_name for v in classes)[:8])
+
+
+def _short_of_missed(records: Sequence[TestRecord], rows: ClassRows) -> list[tuple[TestRecord, Check]]:
+    """Checks of random NaN patterns (which hold the missed classes too) that only undercount, while every row of
+    float('nan') counts right; none when a float('nan') row fails: then positions are missed."""
+    if any(r.family in CANONICAL_NAN_FAMILIES for r in _failing(records)):
+        return []
+    taken = {(id(r), id(c)) for r, c in rows.hits}
+    return [(r, c) for r, c in _wrong_checks(records) if (id(r), id(c)) not in taken
+            and all(0 <= w.got < w.expected for w in c.wrong_rows)]
 
 
 def predicate(records: Sequence[TestRecord]) -> Diagnosis | None:
     """Whole IEEE classes missed (a row of one NaN class counts 0) or counted (a row of a non-NaN class counts),
     special values counted, or a float dtype the kernel accepted miscounted."""
-    counted, missed, dtypes, hits = set(), set(), set(), []
-    partial_class = False  # a class row counted partly: positions, not patterns, are missed (a traversal)
-    some_nans_counted = False  # a check that misses a class still counts other NaNs: the pattern decides
+    rows = _class_rows(records)
+    hits, specials, dtypes = list(rows.hits), set(), set()
     for r, c in _wrong_checks(records):
-        for w in c.wrong_rows:
-            m = _CLASS.match(w.label)
-            if m and 0 < w.got < w.expected:
-                partial_class = True
-            if m and w.got == 0 < w.expected and (c.got_total or 0) > 0:
-                some_nans_counted = True
-            if m and (w.got == 0 < w.expected or w.got > w.expected):
-                (counted if w.got > w.expected else missed).add(f"{m['sign']}{m['cls']} {m['dtype']}")
-                hits.append((r, c))
         if r.family == "special" and any(w.got > w.expected for w in c.wrong_rows):
-            counted.add(f"special values {c.params.dtype}")
+            specials.add(f"special values {c.params.dtype}")
             hits.append((r, c))
         if _outside(c) and c.params.layout.startswith("dtype-") and c.params.dtype.startswith(("float", "bfloat")):
             dtypes.add(c.params.dtype)
@@ -391,19 +427,15 @@ def predicate(records: Sequence[TestRecord]) -> Diagnosis | None:
     if not hits:
         return None
     parts = []
-    if counted:
-        parts.append(f"non-NaN values counted: {', '.join(sorted(counted)[:8])}")
-    if missed:
-        parts.append(f"NaN patterns missed: {', '.join(sorted(missed)[:8])}")
+    if rows.counted or specials:
+        counted = [*sorted(v.signed_name for v in rows.counted), *specials]
+        parts.append(f"non-NaN values counted: {', '.join(counted[:8])}")
+    if rows.missed:
+        parts.append(f"NaN patterns missed: {_names(rows.missed)}")
     if dtypes:
         parts.append(f"{', '.join(sorted(dtypes))} accepted and miscounted (the predicate on that format)")
-    canonical_fail = any(r.family in CANONICAL_NAN_FAMILIES for r in _failing(records))
-    if missed and not counted and not partial_class and some_nans_counted and not canonical_fail:
-        # rows of random NaN patterns hold the missed classes too, while rows of float('nan') all count right:
-        # every check of random patterns that only undercounts is the predicate's
-        taken = {(id(h[0]), id(h[1])) for h in hits}
-        short = [(r, c) for r, c in _wrong_checks(records) if (id(r), id(c)) not in taken
-                 and r.family not in CANONICAL_NAN_FAMILIES and all(0 <= w.got < w.expected for w in c.wrong_rows)]
+    if rows.pattern_specific() and not rows.counted and not specials and not rows.partly:
+        short = _short_of_missed(records, rows)
         if short:
             parts.append(f"{len(short)} other check(s) undercount rows of random NaN patterns, which hold them too, "
                          "while every row of float('nan') counts right")
@@ -572,8 +604,9 @@ def square(records: Sequence[TestRecord]) -> Diagnosis | None:
 
 
 # -- output ------------------------------------------------------------------------------------------------
-_GUARD = re.compile(r"wrote \d+ int32 slot\(s\) (before|after) its output")
-_MALFORMED = re.compile(r"^(dtype |shape |device |result is |values |\d+ counts for |output is not contiguous)")
+def _has(c: Check, *kinds: str) -> bool:
+    """The check recorded a problem of one of these kinds (Problem.kind: data, not its words)."""
+    return any(kind_of(p) in kinds for p in c.problems)
 
 
 def output(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -587,9 +620,9 @@ def output(records: Sequence[TestRecord]) -> Diagnosis | None:
             elif c.wrong_rows and all(0 <= w.got - POISON <= max(_vocab(c), 1) for w in c.wrong_rows
                                       if w.got != w.expected):
                 added.append(r)
-            if any(_GUARD.search(p) for p in c.problems):
+            if _has(c, STRAY_WRITE):
                 stray.append(r)
-            if not _outside(c) and any(_MALFORMED.match(p) for p in c.problems):
+            if not _outside(c) and _has(c, MALFORMED):
                 malformed.append(r)
     parts = [(unwritten, "rows never written (the poison put there is still there)"),
              (added, "counts added to what the output held (poison + count): accumulated, not stored"),
@@ -626,17 +659,17 @@ def stale_outputs(records: Sequence[TestRecord]) -> Diagnosis | None:
 # -- side effects and the contract -------------------------------------------------------------------------
 def input_modified(records: Sequence[TestRecord]) -> Diagnosis | None:
     hits = [(r, p) for r in _failing(records) for c in r.checks for p in c.problems
-            if "modified" in p and not _outside(c)]
+            if kind_of(p) in (INPUT_MODIFIED, PADDING_MODIFIED) and not _outside(c)]
     if not hits:
         return None
-    padding_only = [r for r, p in hits if "padding" in p or "padded storage" in p]
-    what = "input or its row padding modified" if padding_only else "input modified"
+    padding = any(kind_of(p) == PADDING_MODIFIED for _, p in hits)
+    what = "input or its row padding modified" if padding else "input modified"
     return _found("side effects", f"side effects: {what}", f"{len(_ids([r for r, _ in hits]))} test(s), e.g. "
                   f"{hits[0][0].id}: {hits[0][1]}", [r for r, _ in hits])
 
 
 def copies(records: Sequence[TestRecord]) -> Diagnosis | None:
-    hits = [(r, p) for r in _failing(records) for c in r.checks for p in c.problems if " copied" in p]
+    hits = [(r, p) for r in _failing(records) for c in r.checks for p in c.problems if kind_of(p) == COPIED]
     if not hits:
         return None
     return _found("contract", "padded rows copied instead of read in place",

@@ -249,13 +249,17 @@ SECONDS = Kind("a number >= 0", lambda v: (_is_int(v) or isinstance(v, float)) a
 OBJECT = Kind("an object", lambda v: isinstance(v, dict))
 VERDICT = one_of(VERDICTS)
 
+VALUE_CLASS = record({"name": STRING, "negative": BOOL, "dtype": STRING, "bits": COUNT, "is_nan": BOOL},
+                     required=("name", "negative", "dtype", "bits", "is_nan"))
 PARAMS = record({"family": STRING, "case_id": STRING, "dtype": STRING, "layout": STRING, "shape": list_of(COUNT),
-                 "detail": STRING, "seed": nullable(INT)})
+                 "detail": STRING, "seed": nullable(INT), "row_classes": list_of(VALUE_CLASS),
+                 "nan_patterns": list_of(VALUE_CLASS)})
 CASE_ROW = record({"case_id": STRING, "row": nullable(COUNT), "expected": nullable(INT), "got": nullable(INT),
                    "label": STRING}, required=("row", "expected", "got"))  # row null: a problem, not a row
 CHECK_ROW = record({"row": COUNT, "expected": INT, "got": INT, "label": STRING}, required=("row", "expected", "got"))
 CHECK = record({"params": PARAMS, "path": STRING, "verdict": VERDICT, "expected_total": nullable(INT),
-                "got_total": nullable(INT), "problems": list_of(STRING), "wrong_rows": list_of(CHECK_ROW),
+                "got_total": nullable(INT), "problems": list_of(STRING), "problem_kinds": list_of(STRING),
+                "wrong_rows": list_of(CHECK_ROW),
                 "card": nullable(COUNT), "input_desc": STRING, "refusal": STRING, "ok": BOOL}, required=("verdict",))
 FLAKY_LABEL = Kind("deterministic, flaky, 'known flaky: ...' or 'not rerun: ...'",
                    lambda v: isinstance(v, str) and flaky.kind(v) is not None)

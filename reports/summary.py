@@ -5,7 +5,6 @@ one-line tally. Families are read from the run's RunInfo, so a new family shows 
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -128,9 +127,6 @@ def grid_section(family: Family, grouping: Grid, records: Sequence[TestRecord]) 
     )
 
 
-_CLASS_LABEL = re.compile(r"^[+-](?P<cls>[a-z_]+) (?P<dtype>\S+) 0x[0-9A-F]+$")
-
-
 def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRecord]) -> str:
     """Class x dtype from per-class rows only: a class fails when a row of that class is wrong, passes when its
     rows were checked and right. Mixed rows (every class together) get their own line: they prove no class."""
@@ -145,8 +141,9 @@ def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRe
         if p.layout != "rows":
             mixed.setdefault(p.dtype, {})[label] = r.outcome
             continue
-        wrong = {m["cls"] for w in r.wrong_rows if (m := _CLASS_LABEL.match(w.label))}
-        checked = bool(r.checks) and all(c.got_total is not None and not c.problems for c in r.checks)
+        wrong = {v.name for c in r.checks for w in c.wrong_rows if (v := c.params.row_class(w.row))}
+        checked = bool(r.checks) and all(c.got_total is not None and not c.problems and c.params.row_classes
+                                         for c in r.checks)  # an older file records no row classes: no per-row answer
         covered = [p.detail] if p.detail in grouping.classes else grouping.classes  # a one-class case covers it
         for cls in covered:
             if r.outcome in FAILED_OUTCOMES and checked:

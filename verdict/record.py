@@ -43,8 +43,33 @@ def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class ValueClass:
+    """One bit pattern as data (its IEEE class, sign and dtype), so rules and summaries never parse a row's label."""
+
+    name: str  # an IEEE class of cases.ieee (quiet_nan, signaling_nan, zero, ...), or "nan_other_payload"
+    negative: bool
+    dtype: str
+    bits: int
+    is_nan: bool
+
+    @property
+    def signed_name(self) -> str:
+        return f"{'-' if self.negative else '+'}{self.name} {self.dtype}"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ValueClass:
+        return cls(str(data.get("name", "")), bool(data.get("negative")), str(data.get("dtype", "")),
+                   int(data.get("bits") or 0), bool(data.get("is_nan")))
+
+
+def _classes(data: Any) -> tuple[ValueClass, ...]:
+    return tuple(ValueClass.from_dict(v) for v in data or ())
+
+
+@dataclass(frozen=True)
 class CaseParams:
-    """What a report shows of a case: its family, id, dtype, layout, shape, the family's detail and seed."""
+    """What a report shows of a case: its family, id, dtype, layout, shape, the family's detail and seed; and what
+    its rows hold where the family knows it as data (the diagnosis reads those, not the row labels)."""
 
     family: str
     case_id: str
@@ -53,20 +78,70 @@ class CaseParams:
     shape: tuple[int, ...] = ()
     detail: str = ""  # what sets the case apart in its family (NaN fraction, IEEE class, sweep layout, offset)
     seed: int | None = None
+    row_classes: tuple[ValueClass, ...] = ()  # row i holds only row_classes[i] (IEEE class rows); () elsewhere
+    nan_patterns: tuple[ValueClass, ...] = ()  # every NaN of the case is one of these (); () when not recorded
+
+    def row_class(self, row: int) -> ValueClass | None:
+        """What row ROW holds, when the case's rows are one class each."""
+        return self.row_classes[row] if 0 <= row < len(self.row_classes) else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "shape": list(self.shape)}
+        return {**asdict(self), "shape": list(self.shape), "row_classes": [asdict(v) for v in self.row_classes],
+                "nan_patterns": [asdict(v) for v in self.nan_patterns]}
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseParams:
+        """Older files lack row_classes and nan_patterns: they read as not recorded."""
         known = _known(cls, data)
         known["shape"] = tuple(int(n) for n in known.get("shape") or ())
+        known["row_classes"] = _classes(known.get("row_classes"))
+        known["nan_patterns"] = _classes(known.get("nan_patterns"))
         known.setdefault("family", str(data.get("kind", "")))
         known.setdefault("case_id", "")
         return cls(**known)
+
+
+# What a check's problem is, as data (Problem.kind): the diagnosis reads these, never the problem's words.
+STRAY_WRITE = "stray write"  # stores into the guard slots around the output
+INPUT_MODIFIED = "input modified"
+PADDING_MODIFIED = "padding modified"  # the input or the storage around it (row padding, before or after the view)
+COPIED = "copied"  # padded rows copied instead of read in place
+MALFORMED = "malformed result"  # the result's dtype, shape, device, layout or values are not a count per row
+OTHER = ""  # anything else (older files, a problem no rule reads)
+
+
+class Problem(str):
+    """A problem's words for a reader, with its kind as data (str, so every reader that prints problems still can)."""
+
+    kind: str
+
+    def __new__(cls, kind: str, text: str) -> Problem:
+        made = super().__new__(cls, text)
+        made.kind = kind
+        return made
+
+    def __eq__(self, other: object) -> bool:
+        """Two problems are equal in words and kind; a plain string has no kind to differ in."""
+        same_kind = not isinstance(other, Problem) or other.kind == self.kind
+        return str.__eq__(self, other) is True and same_kind  # type: ignore[arg-type]
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = str.__hash__
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return Problem, (self.kind, str(self))
+
+
+def kind_of(problem: object) -> str | None:
+    """A problem's kind (OTHER for a plain string); None for a value that is not a problem at all."""
+    if isinstance(problem, Problem):
+        return problem.kind
+    return OTHER if isinstance(problem, str) else None
 
 
 @dataclass(frozen=True)
@@ -114,7 +189,7 @@ class Check:
     verdict: str
     expected_total: int | None = None
     got_total: int | None = None
-    problems: tuple[str, ...] = ()  # side effects and malformed results, worded for a reader
+    problems: tuple[str, ...] = ()  # side effects and malformed results, worded for a reader (Problem: with a kind)
     wrong_rows: tuple[WrongRow, ...] = ()
     card: int | None = None
     input_desc: str = ""  # shape, strides and offset of the input, so a failure can be rebuilt (for a reader)
@@ -142,7 +217,8 @@ class Check:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["params"] = self.params.to_dict()
-        d["problems"] = list(self.problems)
+        d["problems"] = [str(p) for p in self.problems]
+        d["problem_kinds"] = [kind_of(p) for p in self.problems]
         d["wrong_rows"] = [asdict(w) for w in self.wrong_rows]
         d["layout"] = None if self.layout is None else {**asdict(self.layout), "shape": list(self.layout.shape),
                                                         "strides": list(self.layout.strides)}
@@ -153,7 +229,9 @@ class Check:
     def from_dict(cls, data: Mapping[str, Any]) -> Check:
         known = _known(cls, data)
         known["params"] = CaseParams.from_dict(data.get("params") or {})
-        known["problems"] = tuple(str(p) for p in data.get("problems") or ())
+        kinds = list(data.get("problem_kinds") or ())  # older files: none, every problem reads as OTHER
+        known["problems"] = tuple(Problem(str(kinds[i]) if i < len(kinds) else OTHER, str(p))
+                                  for i, p in enumerate(data.get("problems") or ()))
         known["wrong_rows"] = tuple(WrongRow(**_known(WrongRow, w)) for w in data.get("wrong_rows") or ())
         known["layout"] = InputLayout.from_dict(data["layout"]) if data.get("layout") else None
         known.setdefault("path", "")

@@ -1,14 +1,14 @@
 """IEEE classes per dtype from raw bits: one class and sign per row (a wrong row names it), and mixed rows."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
 from cases.anchor import ANCHOR_BLOCK_SIZE, ANCHOR_SEED, DTYPES
 from cases.family import Built, ClassTable, Context, Family, params_of
-from cases.formats import fmt_of, from_bits, hex_bits
-from cases.ieee import IEEE_CLASSES
+from cases.formats import FloatFormat, fmt_of, from_bits, hex_bits
+from cases.ieee import IEEE_CLASSES, IeeeClass, value_class
 from cases.random_bits import generator
 from reference import bits_reference
 from verdict.record import CaseParams
@@ -31,9 +31,14 @@ def _label(name: str, negative: bool, dtype: str, bits: str) -> str:
     return f"{'-' if negative else '+'}{name} {dtype} {bits}"
 
 
+def _patterns(fmt: FloatFormat) -> list[tuple[IeeeClass, bool, int]]:
+    """Every class at both signs, in row order: class, negative, bits."""
+    return [(c, neg, c.bits(fmt, neg)) for c in IEEE_CLASSES for neg in (False, True)]
+
+
 def build(case: IeeeCase) -> Built:
     fmt = fmt_of(case.dtype)
-    patterns = [(c, neg, c.bits(fmt, neg)) for c in IEEE_CLASSES for neg in (False, True)]
+    patterns = _patterns(fmt)
     table = from_bits([bits for _, _, bits in patterns], fmt)
     if case.arrangement == "rows":
         x = table.unsqueeze(1).repeat(1, case.vocab)
@@ -50,8 +55,13 @@ def build(case: IeeeCase) -> Built:
 
 
 def params(case: IeeeCase) -> CaseParams:
-    return params_of(case, (2 * len(IEEE_CLASSES) if case.arrangement == "rows" else 4, case.vocab),
+    """The case's record; class rows carry each row's class as data (row_classes) for the diagnosis and summary."""
+    made = params_of(case, (2 * len(IEEE_CLASSES) if case.arrangement == "rows" else 4, case.vocab),
                      case.arrangement, layout=case.arrangement)
+    if case.arrangement != "rows":
+        return made
+    fmt = fmt_of(case.dtype)
+    return replace(made, row_classes=tuple(value_class(bits, fmt) for _, _, bits in _patterns(fmt)))
 
 
 def cases(context: Context) -> tuple[IeeeCase, ...]:

@@ -2,15 +2,17 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+import torch
 
 from cases.anchor import ANCHOR_SEED, DTYPES, LAYOUTS, NAN_FRACS, SHAPES
 from cases.family import Built, Context, Family, Grid, params_of
-from cases.formats import fmt_of
+from cases.formats import fmt_of, to_bits
+from cases.ieee import value_class
 from cases.random_bits import generator, randn, randperm
 from reference import expected_counts, sealed
-from verdict.record import CaseParams
+from verdict.record import CaseParams, ValueClass
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,17 @@ def build(case: MatrixCase) -> Built:
     return Built(host, expected)
 
 
+def _cast_nans(case: MatrixCase) -> tuple[ValueClass, ...]:
+    """What float('nan') becomes in the case's dtype, cast as build casts it (fp32 of the case's shape; x86 makes
+    bf16 NaNs negative): the patterns every NaN of the case is, for a diagnosis that asks which NaNs it missed."""
+    cast = torch.full((case.rows, case.vocab), float("nan")).to(fmt_of(case.dtype).dtype)
+    fmt = fmt_of(case.dtype)
+    return tuple(value_class(int(bits), fmt) for bits in sorted(set(to_bits(cast).reshape(-1).tolist())))
+
+
 def params(case: MatrixCase) -> CaseParams:
-    return params_of(case, (case.rows, case.vocab), f"{case.frac}")
+    made = params_of(case, (case.rows, case.vocab), f"{case.frac}")
+    return replace(made, nan_patterns=_cast_nans(case)) if case.nans_per_row else made
 
 
 def cases(context: Context) -> tuple[MatrixCase, ...]:

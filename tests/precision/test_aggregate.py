@@ -9,7 +9,7 @@ from cases.aggregate import AGGREGATE_CASES, AggregateCase, build_aggregate
 from harness.plugin import CheckCounts
 from harness.target import KernelUnderTest
 from reference.aggregate import aggregate_reference
-from verdict.record import CaseParams
+from verdict.record import INPUT_MODIFIED, CaseParams, Problem
 
 pytestmark = pytest.mark.nan_aggregate
 
@@ -24,7 +24,8 @@ def test_aggregate_per_request(case: AggregateCase, target: KernelUnderTest, dev
     host_counts, host_ends = inputs.num_nans.cpu().clone(), inputs.cumulative_row_ends.cpu().clone()
     expected = aggregate_reference(host_counts, host_ends)
     got = aggregate(inputs.num_nans, inputs.cumulative_row_ends)
-    effects = [] if torch.equal(inputs.num_nans.cpu(), host_counts) else ["num_nans was modified"]
+    changed = not torch.equal(inputs.num_nans.cpu(), host_counts)
+    effects = [Problem(INPUT_MODIFIED, "num_nans was modified")] if changed else []
     params = CaseParams("aggregate", str(case), "int32", case.layout, (int(host_counts.numel()), case.requests),
                         f"ends {case.ends_dtype}", case.seed)
     check_counts(got, expected, params, "wrapper", [f"request {i}" for i in range(case.requests)], effects)

@@ -18,7 +18,7 @@ from harness.compare import assert_check, refusal
 from harness.plugin import CheckCounts, LaunchAndCheck, record
 from harness.target import GUARD, PATHS, POISON, KernelUnderTest, bits_snapshot, run_direct
 from reference import expected_counts
-from verdict.record import CaseParams
+from verdict.record import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, CaseParams, Problem
 
 pytestmark = pytest.mark.nan_contract
 
@@ -79,7 +79,7 @@ def test_outside_domain_refused_or_counted(
         assert_check(refused)
         return
     after = bits_snapshot(logits) if logits.dim() == 2 else _raw_bits(logits)
-    effects = [] if torch.equal(before.reshape(-1), after.reshape(-1)) else ["input modified"]
+    effects = [] if torch.equal(before.reshape(-1), after.reshape(-1)) else [Problem(INPUT_MODIFIED, "input modified")]
     check_counts(got, expected_counts(host), info, "wrapper", side_effects=effects, logits=logits)
 
 
@@ -151,10 +151,10 @@ def test_padded_rows_read_in_place(dtype: str, target: KernelUnderTest, device: 
     assert view.stride(0) == padded
     with _CopyWatch(view.untyped_storage().data_ptr()) as watch:
         got = target.get_num_nans(view)
-    effects = [f"padded input copied ({', '.join(sorted(set(watch.copies)))})"] if watch.copies else []
+    effects = [Problem(COPIED, f"padded input copied ({', '.join(sorted(set(watch.copies)))})")] if watch.copies else []
     whole = view.as_strided((rows, padded), (padded, 1), view.storage_offset())
     if not torch.equal(to_bits(whole), reference_copy):
-        effects.append("the padded storage was modified")
+        effects.append(Problem(PADDING_MODIFIED, "the padded storage was modified"))
     check_counts(got, expected_counts(storage[:, :vocab]),
                  params(f"{dtype}-padded-{rows}x{vocab}", dtype, (rows, vocab), "padded"), "wrapper",
                  side_effects=effects, logits=view)
@@ -168,9 +168,10 @@ def test_output_and_input_untouched(dtype: str, target: KernelUnderTest, device:
     before = to_bits(host)
     logits = host.to(device, copy=True)
     got = target.get_num_nans(logits)
-    effects = [] if torch.equal(to_bits(logits), before) else ["get_num_nans modified its input"]
+    changed = not torch.equal(to_bits(logits), before)
+    effects = [Problem(INPUT_MODIFIED, "get_num_nans modified its input")] if changed else []
     if isinstance(got, torch.Tensor) and not got.is_contiguous():
-        effects.append(f"output is not contiguous (strides {tuple(got.stride())})")
+        effects.append(Problem(MALFORMED, f"output is not contiguous (strides {tuple(got.stride())})"))
     check_counts(got, expected_counts(host), params(f"{dtype}-untouched-6x9000", dtype, (6, 9000)), "wrapper",
           side_effects=effects, logits=logits)
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from cases.formats import fmt_of, from_bits, hex_bits
-from cases.ieee import CLASS_BY_NAME
+from cases.ieee import CLASS_BY_NAME, value_class
 from harness.plugin import CheckCounts
 from harness.target import KernelUnderTest
 from reference import expected_counts
@@ -35,7 +35,9 @@ def _rows(dtype: str, classes: list[str], vocab: int = 64) -> tuple[torch.Tensor
 def test_planted_ieee(cls: str, dtype: str, target: KernelUnderTest, device: str, check_counts: CheckCounts) -> None:
     """Row 0 is zero, row 1 holds the class: the planted +1 on row 1 miscounts every class."""
     x, labels = _rows(dtype, ["zero", cls])
-    info = CaseParams("ieee", f"{dtype}-ieee-{cls}", dtype, "rows", tuple(x.shape), cls, 42)
+    fmt = fmt_of(TORCH_DTYPES[dtype])
+    classes = tuple(value_class(CLASS_BY_NAME[c].bits(fmt, False), fmt) for c in ("zero", cls))
+    info = CaseParams("ieee", f"{dtype}-ieee-{cls}", dtype, "rows", tuple(x.shape), cls, 42, row_classes=classes)
     check_counts(target.get_num_nans(x.to(device)), expected_counts(x), info, "wrapper", row_labels=labels)
 
 

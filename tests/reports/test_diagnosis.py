@@ -6,12 +6,16 @@ anything but the record would fail here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
 from reports import diagnosis as dg
 from reports.diagnosis import NO_PATTERN, POISON, diagnose
-from verdict.record import CaseParams, Check, InputLayout, TestRecord, WrongRow
+from cases.formats import fmt_of, hex_bits
+from cases.ieee import CLASS_BY_NAME, value_class
+from verdict.record import (COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, STRAY_WRITE, CaseParams, Check,
+                            InputLayout, Problem, TestRecord, ValueClass, WrongRow)
 
 pytestmark = pytest.mark.nan_reports
 FAMILY_TEST = "tests/precision/test_families.py::test_case"
@@ -26,19 +30,25 @@ def _desc(shape: tuple[int, ...], offset: int = 0) -> str:
     return f"shape {shape}, strides ({shape[-1] if shape else 1}, 1), offset {offset}, float32 on cpu"
 
 
-def case(family: str, case_id: str, shape: tuple[int, ...], rows: Sequence[tuple[int, int, str]] = (),
+Row = tuple[int, int, str] | tuple[int, int, str, ValueClass]  # expected, got, label[, the row's IEEE class]
+
+
+def case(family: str, case_id: str, shape: tuple[int, ...], rows: Sequence[Row] = (),
          path: str = "wrapper", *, layout: str = "", problems: Sequence[str] = (), offset: int = 0,
          nodeid: str = "", verdict: str = "", dtype: str = "fp32", message: str = "",
-         row_stride: int | None = None) -> TestRecord:
-    """One test with one check: passing when it has no wrong rows and no problems."""
-    wrong = tuple(WrongRow(i, e, g, label) for i, (e, g, label) in enumerate(rows) if e != g)
-    params = _params(family, case_id, shape, layout, dtype)
+         row_stride: int | None = None, nan_patterns: Sequence[ValueClass] = ()) -> TestRecord:
+    """One test with one check: passing when it has no wrong rows and no problems; rows of one IEEE class each
+    (every row a _class_row) record their classes, as the ieee family does."""
+    wrong = tuple(WrongRow(i, e, g, label) for i, (e, g, label, *_) in enumerate(rows) if e != g)
+    classes = tuple(row[3] for row in rows if len(row) == 4)
+    params = replace(_params(family, case_id, shape, layout, dtype),
+                     row_classes=classes if len(classes) == len(rows) else (), nan_patterns=tuple(nan_patterns))
     ok = not wrong and not problems
     check_verdict = "pass" if ok else ("wrong_counts" if wrong else "side_effect")
     strides = (row_stride or (shape[-1] if shape else 1), 1)[-len(shape):] if shape else ()
     layout = InputLayout(shape, strides, offset, "float32", 16)
-    check = Check(params, path, check_verdict, sum(e for e, _, _ in rows) if rows else 0,
-                  sum(g for _, g, _ in rows) if rows else 0, tuple(problems), wrong, None, _desc(shape, offset),
+    check = Check(params, path, check_verdict, sum(row[0] for row in rows) if rows else 0,
+                  sum(row[1] for row in rows) if rows else 0, tuple(problems), wrong, None, _desc(shape, offset),
                   layout=layout, rows=len(rows) or None)
     return TestRecord(nodeid or f"{FAMILY_TEST}[{case_id}-{path}]", "passed" if ok else "failed",
                       verdict or check_verdict, params, 0.1, (check,), message if not ok else "")
@@ -46,6 +56,14 @@ def case(family: str, case_id: str, shape: tuple[int, ...], rows: Sequence[tuple
 
 def _row(expected: int, got: int, label: str = "") -> tuple[int, int, str]:
     return expected, got, label
+
+
+def _class_row(expected: int, got: int, name: str, *, negative: bool = False,
+               dtype: str = "fp32") -> tuple[int, int, str, ValueClass]:
+    """A row of one IEEE class, as the ieee family records it: a label for readers, the class as data."""
+    fmt = fmt_of(dtype)
+    value = value_class(CLASS_BY_NAME[name].bits(fmt, negative), fmt)
+    return expected, got, f"{value.signed_name} {hex_bits(value.bits, fmt)}", value
 
 
 def categories(records: Sequence[TestRecord]) -> list[tuple[str, str]]:
@@ -138,8 +156,8 @@ def test_storage_offset_near_miss_offset_zero_wrong_too() -> None:
 
 # -- predicate -----------------------------------------------------------------------------------------------
 def test_predicate_class_rows() -> None:
-    rows = [_row(0, 0, "+zero fp32 0x00000000"), _row(1000, 0, "-quiet_nan fp32 0xFFC00000"),
-            _row(0, 1000, "+inf fp32 0x7F800000")]
+    rows = [_class_row(0, 0, "zero"), _class_row(1000, 0, "quiet_nan", negative=True),
+            _class_row(0, 1000, "inf")]
     found = diagnose([case("ieee", "fp32-ieee-rows", (22, 1000), rows)])
     assert found[0].category == "predicate" and "-quiet_nan fp32" in found[0].evidence and "+inf" in found[0].evidence
 
@@ -151,7 +169,7 @@ def test_predicate_accepted_dtype_miscounted() -> None:
 
 def test_predicate_near_miss_or_counts_on_class_rows() -> None:
     """A one-class NaN row counting 1 of 1000 is a per-block OR, not a class the predicate misses."""
-    rows = [_row(1000, 1, "+quiet_nan fp32 0x7FC00000"), _row(1000, 1, "-quiet_nan fp32 0xFFC00000")]
+    rows = [_class_row(1000, 1, "quiet_nan"), _class_row(1000, 1, "quiet_nan", negative=True)]
     records = [case("ieee", "fp32-ieee-rows", (22, 1000), rows), case("ieee", "bf16-ieee-rows", (22, 1000), rows)]
     assert [c for c, _ in categories(records)] == ["accumulation"]
 
@@ -274,9 +292,9 @@ def test_output_added_into_poison() -> None:
 
 def test_output_stray_store_and_malformed_result() -> None:
     stray = case("contract", "fp32-guarded-9x8193", (9, 8193), [_row(5, 5)], "direct",
-                 problems=["kernel wrote 9 int32 slot(s) after its output (distance in slots: [56, 57])"])
+                 problems=[Problem(STRAY_WRITE, "kernel wrote 9 int32 slot(s) after its output (slots: [56, 57])")])
     malformed = case("matrix", "fp32-prefix-1x128-nan0.5", (1, 128), [_row(64, 64)],
-                     problems=["dtype torch.int64, expected torch.int32"])
+                     problems=[Problem(MALFORMED, "dtype torch.int64, expected torch.int32")])
     assert first([stray])[0] == "output" and "outside the output" in first([stray])[1]
     assert first([malformed])[0] == "output" and "malformed" in first([malformed])[1]
 
@@ -307,31 +325,32 @@ def test_stale_outputs_near_miss_first_call_wrong() -> None:
 # -- side effects and the contract ---------------------------------------------------------------------------
 def test_input_modified() -> None:
     record = case("padded", "fp32-padded-5x3000-stride3077", (5, 3000), [_row(600, 600)], "direct",
-                  problems=["input or its row padding modified: 288 element(s) changed bits"])
+                  problems=[Problem(PADDING_MODIFIED, "input or its row padding modified: 288 element(s) changed")])
     assert first([record]) == ("side effects", "side effects: input or its row padding modified")
 
 
 def test_input_modified_near_miss_outside_domain() -> None:
     """An outside-domain input reported modified is judged by its own rule, not as a side effect of in-domain use."""
-    record = case("contract", "outside-rank-1d", (7,), problems=["input modified"], layout="rank-1d")
+    record = case("contract", "outside-rank-1d", (7,), problems=[Problem(INPUT_MODIFIED, "input modified")],
+                  layout="rank-1d")
     assert all(c != "side effects" for c, _ in categories([record]))
 
 
 def test_copies() -> None:
     record = case("contract", "fp32-padded-5x3000", (5, 3000), [_row(9, 9)], layout="padded",
-                  problems=["padded input copied (aten.clone.default)"])
+                  problems=[Problem(COPIED, "padded input copied (aten.clone.default)")])
     assert first([record]) == ("contract", "padded rows copied instead of read in place")
 
 
 def test_copies_near_miss_storage_modified() -> None:
     record = case("contract", "fp32-padded-5x3000", (5, 3000), [_row(9, 9)], layout="padded",
-                  problems=["the padded storage was modified"])
+                  problems=[Problem(PADDING_MODIFIED, "the padded storage was modified")])
     assert first([record])[0] == "side effects"
 
 
 def test_rank_accepted() -> None:
     record = case("contract", "outside-rank-3d", (2, 3, 4), [_row(0, 0)], layout="rank-3d",
-                  problems=["shape (6,), expected (2, 3)"])
+                  problems=[Problem(MALFORMED, "shape (6,), expected (2, 3)")])
     assert first([record])[0] == "contract" and "rank" in first([record])[1]
 
 
@@ -386,8 +405,8 @@ TAIL = ("traversal", "the last, partial block of a row (mask or loop bound)")
 def _tail_dropped_run() -> list[TestRecord]:
     """What a kernel that reads whole blocks only leaves: ragged vocabs short by their tail, rows shorter than a
     block (IEEE rows, contract views) read as 0, a multiple of the block right."""
-    ieee = [_row(0, 0, "+zero fp32 0x00000000"), _row(1000, 0, "+quiet_nan fp32 0x7FC00000"),
-            _row(1000, 0, "-quiet_nan fp32 0xFFC00000")]
+    ieee = [_class_row(0, 0, "zero"), _class_row(1000, 0, "quiet_nan"),
+            _class_row(1000, 0, "quiet_nan", negative=True)]
     return [case("matrix", "fp32-prefix-2x5000-nan0.1", (2, 5000), [_row(500, 0), _row(500, 0)]),
             case("matrix", "fp32-prefix-8x10000-nan1.0", (8, 10000), [_row(10000, 8192)]),
             case("shapes", "fp32-shape-1x8193", (1, 8193), [_row(2048, 2047)]),
@@ -409,8 +428,8 @@ def test_tail_near_miss_leaves_what_it_does_not_explain() -> None:
     """A predicate that counts the +NaN rows (not 0 everywhere) is not a tail's doing; a view short by more than
     its tail is not either: both stay, after the tail."""
     records = _tail_dropped_run()[:4]
-    records.append(case("ieee", "fp32-ieee-rows", (22, 1000), [_row(1000, 1000, "+quiet_nan fp32 0x7FC00000"),
-                                                              _row(1000, 0, "-quiet_nan fp32 0xFFC00000")]))
+    records.append(case("ieee", "fp32-ieee-rows", (22, 1000), [_class_row(1000, 1000, "quiet_nan"),
+                                                              _class_row(1000, 0, "quiet_nan", negative=True)]))
     records.append(case("contract", "fp32-offset3-4x9000", (4, 9000), [_row(5000, 100)], offset=3,
                         nodeid=f"{CONTRACT}::test_offset_views[fp32-3-direct]"))
     found = categories(records)
@@ -439,8 +458,8 @@ def _self_compare_run(bf16_got: int = 0) -> list[TestRecord]:
         def got(due: int, dtype: str = dtype) -> int:
             return bf16_got if dtype == "bf16" else due
 
-        ieee = [_row(0, 0, f"+zero {dtype} 0x0000"), _row(1000, got(1000), f"+quiet_nan {dtype} 0x7FC0"),
-                _row(1000, 0 if dtype == "bf16" else 1000, f"-quiet_nan {dtype} 0xFFC0")]
+        ieee = [_class_row(0, 0, "zero", dtype=dtype), _class_row(1000, got(1000), "quiet_nan", dtype=dtype),
+                _class_row(1000, 0 if dtype == "bf16" else 1000, "quiet_nan", negative=True, dtype=dtype)]
         records += [case("matrix", f"{dtype}-prefix-1x128-nan0.5", (1, 128), [_row(64, got(64))], dtype=dtype),
                     case("matrix", f"{dtype}-prefix-1x128-nan0.0", (1, 128), [_row(0, 0)], dtype=dtype),
                     case("ieee", f"{dtype}-ieee-rows", (22, 1000), ieee, dtype=dtype),
@@ -635,9 +654,9 @@ def test_a_wrapper_only_body_pattern_ranks_after_the_wrapper_s_own() -> None:
 def test_missed_patterns_explain_random_rows_short_while_float_nan_rows_count() -> None:
     """pred_quiet_only: signalling-NaN class rows count 0 (quiet ones right), rows of random NaN patterns fall
     short, every float('nan') matrix row counts: the predicate, not lanes never read."""
-    ieee = case("ieee", "fp32-ieee-rows", (22, 1000), [_row(1000, 1000, "+quiet_nan fp32 0x7FC00000"),
-                                                          _row(1000, 0, "+signaling_nan fp32 0x7F800001"),
-                                                          _row(1000, 0, "-signaling_nan fp32 0xFF800001")])
+    ieee = case("ieee", "fp32-ieee-rows", (22, 1000), [_class_row(1000, 1000, "quiet_nan"),
+                                                          _class_row(1000, 0, "signaling_nan"),
+                                                          _class_row(1000, 0, "signaling_nan", negative=True)])
     short = [case("shapes", f"fp32-shape-{r}x{v}", (r, v), [_row(v, v - v // 4)] * r)
              for r, v in ((1, 8191), (3, 8193), (1, 16385), (3, 16385))]
     matrix = [case("matrix", "fp32-prefix-2x5000-nan1.0", (2, 5000), [_row(5000, 5000)] * 2)]
@@ -645,8 +664,8 @@ def test_missed_patterns_explain_random_rows_short_while_float_nan_rows_count() 
 
 
 def test_missed_patterns_do_not_claim_rows_when_float_nan_rows_fail_too() -> None:
-    ieee = case("ieee", "fp32-ieee-rows", (22, 1000), [_row(1000, 1000, "+quiet_nan fp32 0x7FC00000"),
-                                                          _row(1000, 0, "+signaling_nan fp32 0x7F800001")])
+    ieee = case("ieee", "fp32-ieee-rows", (22, 1000), [_class_row(1000, 1000, "quiet_nan"),
+                                                          _class_row(1000, 0, "signaling_nan")])
     short = [case("shapes", f"fp32-shape-{r}x16385", (r, 16385), [_row(16385, 12000)] * r) for r in (1, 3)]
     matrix = [case("matrix", f"fp32-prefix-{r}x10000-nan1.0", (r, 10000), [_row(10000, 7000)] * r) for r in (2, 8)]
     found = diagnose([ieee, *short, *matrix])
@@ -691,3 +710,40 @@ def test_a_check_with_no_recorded_layout_does_not_veto_the_storage_offset() -> N
     unknown = case("generated", "gen-s1-fp32-1x7-off1", (1, 7), [_row(0, 1)])
     records.append(unknown.with_(checks=tuple(c.__class__(**{**c.__dict__, "layout": None}) for c in unknown.checks)))
     assert first(records)[1].startswith("the view's storage offset ignored")
+
+
+# -- rules read data (row classes, NaN patterns, problem kinds), never display text ----------------------------
+_NAN_CLASSES = ("quiet_nan", "signaling_nan", "nan_low_payload", "nan_all_payload")
+
+
+def _negative_nans_missed(dtype: str = "fp32") -> TestRecord:
+    """Class rows of a predicate blind to the sign bit: every negative NaN row counts 0, every positive one right."""
+    rows = [_class_row(0, 0, "zero", dtype=dtype)]
+    rows += [_class_row(1000, 0 if negative else 1000, name, negative=negative, dtype=dtype)
+             for name in _NAN_CLASSES for negative in (False, True)]
+    return case("ieee", f"{dtype}-ieee-rows", (22, 1000), rows, dtype=dtype)
+
+
+def test_class_rows_are_read_from_row_classes_not_labels() -> None:
+    """Class rows with no label are still classes (the data); a label naming a class with no recorded row class
+    (an older file) is only words: no predicate from it, and no regex falls back to it."""
+    unlabelled = _negative_nans_missed()
+    unlabelled = unlabelled.with_(checks=tuple(replace(c, wrong_rows=tuple(replace(w, label="") for w in c.wrong_rows))
+                                               for c in unlabelled.checks))
+    assert first([unlabelled]) == ("predicate", "the NaN predicate")
+    words_only = _negative_nans_missed()
+    words_only = words_only.with_(checks=tuple(replace(c, params=replace(c.params, row_classes=()))
+                                               for c in words_only.checks))
+    assert all(c != "predicate" for c, _ in categories([words_only]))
+
+
+def test_problems_are_read_by_kind_not_words() -> None:
+    """A stray store worded unlike the harness's message is still one (its kind); words that read like a malformed
+    result, of no kind, are not."""
+    stray = case("contract", "fp32-guarded-9x8193", (9, 8193), [_row(5, 5)], "direct",
+                 problems=[Problem(STRAY_WRITE, "guard slots changed")])
+    assert first([stray]) == ("output", "the output: stores outside the output (the guard slots around it changed)")
+    words = case("matrix", "fp32-prefix-1x128-nan0.5", (1, 128), [_row(64, 64)],
+                 problems=["dtype torch.int64, expected torch.int32"])
+    assert categories([words]) == [("unknown", NO_PATTERN)]
+

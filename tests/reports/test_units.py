@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,10 @@ from reports.text import why
 from reports.waivers import WaiverError, load_waivers, unknown_ids
 from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT
-from verdict.record import CaseParams, Check, TestRecord, WrongRow
+from cases.formats import fmt_of
+from cases.ieee import CLASS_BY_NAME, value_class
+from verdict.record import (MALFORMED, OTHER, STRAY_WRITE, CaseParams, Check, Problem, TestRecord, WrongRow,
+                            kind_of)
 
 pytestmark = pytest.mark.nan_reports
 
@@ -36,6 +40,40 @@ def test_record_round_trips_through_json() -> None:
     record = TestRecord(MATRIX_NODE, "failed", "wrong_counts", PARAMS, 0.5, (_check(),), "msg", None, None)
     assert TestRecord.from_json(record.to_json()) == record
     assert Check.from_json(_check().to_json()) == _check()
+
+
+def _with_data() -> Check:
+    """A check with the data rules read: row classes, NaN patterns and kinded problems beside a plain one."""
+    fmt = fmt_of("bf16")
+    nan = value_class(0xFFFF, fmt)
+    params = replace(PARAMS, row_classes=(value_class(0x7FC0, fmt), nan), nan_patterns=(nan,))
+    return replace(_check(params), problems=(Problem(STRAY_WRITE, "kernel wrote 1 int32 slot(s) after its output"),
+                                             Problem(MALFORMED, "dtype torch.int64, expected torch.int32"), "plain"))
+
+
+def test_record_data_round_trips_through_json_and_results(tmp_path: Path) -> None:
+    """Row classes, NaN patterns and problem kinds survive to_json/from_json and results.json's validator."""
+    check = _with_data()
+    back = Check.from_json(check.to_json())
+    assert back == check and back.params.row_class(1) == value_class(0xFFFF, fmt_of("bf16"))
+    assert [kind_of(p) for p in back.problems] == [STRAY_WRITE, MALFORMED, OTHER]
+    assert back.params.nan_patterns[0].negative and back.params.nan_patterns[0].name == "nan_all_payload"
+    record = TestRecord(MATRIX_NODE, "failed", "wrong_counts", check.params, 0.5, (check,))
+    path = tmp_path / "results.json"
+    doc = results.document([record], {}, 1, collected=1, finished=True, ended="tests failed")
+    path.write_text(json.dumps(doc))
+    assert results.load(path).records[0].checks[0] == check
+
+
+def test_an_older_record_without_the_data_reads_as_not_recorded() -> None:
+    """An older file lacks row_classes, nan_patterns and problem_kinds: read, with nothing recorded, no crash."""
+    data = _with_data().to_dict()
+    for key in ("row_classes", "nan_patterns"):
+        del data["params"][key]
+    del data["problem_kinds"]
+    old = Check.from_dict(data)
+    assert old.params.row_classes == () and old.params.nan_patterns == () and old.params.row_class(0) is None
+    assert [kind_of(p) for p in old.problems] == [OTHER] * 3 and list(map(str, old.problems)) == data["problems"]
 
 
 def _add_reports(builder: _Builder, *reports: tuple[str, str, list[tuple[str, object]], str, bool]) -> TestRecord:
@@ -98,17 +136,31 @@ def test_matrix_grid_cells() -> None:
     assert 'data-case="bf16-scatter-8x10000-nan0.5" data-state="mixed"' in html
 
 
-def _ieee(label: str, outcome: str = "failed", layout: str = "rows") -> TestRecord:
-    params = CaseParams("ieee", f"fp16-ieee-{layout}", "fp16", layout, (22, 1000), layout, 42)
+def _ieee(label: str, outcome: str = "failed", layout: str = "rows", wrong_class: str = "") -> TestRecord:
+    """An ieee case whose row 1 is wrong; class rows record row 0 as zero and row 1 as wrong_class (data)."""
+    fmt = fmt_of("fp16")
+    classes = tuple(value_class(CLASS_BY_NAME[n].bits(fmt, False), fmt) for n in ("zero", wrong_class)) \
+        if wrong_class else ()
+    params = CaseParams("ieee", f"fp16-ieee-{layout}", "fp16", layout, (22, 1000), layout, 42, row_classes=classes)
     return TestRecord(f"t.py::test_case[fp16-ieee-{layout}-wrapper]", outcome, "wrong_counts", params,
                       checks=(_check(params, label=label),))
 
 
 def test_ieee_table_names_only_the_miscounted_class() -> None:
-    html = summary.family_sections([_ieee("+inf fp16 0x7C00"), _ieee("mixed fp16: all", layout="mixed")], FAMILIES)
+    html = summary.family_sections([_ieee("+inf fp16 0x7C00", wrong_class="inf"),
+                                    _ieee("mixed fp16: all", layout="mixed")], FAMILIES)
     assert 'data-case="inf fp16" data-state="fail"' in html
     assert 'data-case="quiet_nan fp16" data-state="pass"' in html  # mixed rows credit no class
     assert 'data-case="mixed fp16" data-state="fail"' in html
+
+
+def test_ieee_table_reads_the_row_class_not_the_label() -> None:
+    """The class comes from the record's row_classes: a label that names another class is only words; an older
+    file with no row classes gives the whole case's outcome to every class (no per-row answer)."""
+    html = summary.family_sections([_ieee("+quiet_nan fp16 0x7E00", wrong_class="inf")], FAMILIES)
+    assert 'data-case="inf fp16" data-state="fail"' in html and 'data-case="quiet_nan fp16" data-state="pass"' in html
+    older = summary.family_sections([_ieee("+inf fp16 0x7C00")], FAMILIES)
+    assert 'data-case="quiet_nan fp16" data-state="fail"' in older
 
 
 def test_a_family_only_in_its_own_module_is_shown() -> None:
