@@ -379,6 +379,22 @@ class ClassRows:
         """Every dtype with a missed class counts another NaN class right: patterns are missed, not the dtype."""
         return bool(self.missed) and all(any(r.dtype == v.dtype for r in self.right) for v in self.missed)
 
+    def missed_sign(self) -> bool | None:
+        """True (False) when every missed class is negative (positive) and, in each of their dtypes, a NaN of the
+        other sign counts right: the sign bit decides, whatever else the row holds."""
+        signs = {v.negative for v in self.missed}
+        if len(signs) != 1:
+            return None
+        sign = next(iter(signs))
+        fits = all(any(r.dtype == v.dtype and r.negative != sign for r in self.right) for v in self.missed)
+        return sign if fits else None
+
+    def explains(self, patterns: Sequence[ValueClass]) -> bool:
+        """Every NaN pattern a case holds is one the class rows show missed (or of the sign they show missed)."""
+        sign = self.missed_sign()
+        return bool(patterns) and all(v in self.missed or (sign is not None and v.negative == sign)
+                                      for v in patterns)
+
 
 def _class_rows(records: Sequence[TestRecord]) -> ClassRows:
     missed, counted, right, hits = set(), set(), set(), []
@@ -402,14 +418,24 @@ def _names(classes: frozenset[ValueClass]) -> str:
     return ", ".join(sorted(v.signed_name for v in classes)[:8])
 
 
+def _pattern_evidence(rows: ClassRows) -> str:
+    sign = rows.missed_sign()
+    if sign is None:
+        return f"NaN patterns missed: {_names(rows.missed)}"
+    return (f"NaN patterns missed: {_names(rows.missed)}: every one {'negative' if sign else 'positive'} while "
+            f"{'positive' if sign else 'negative'} NaNs count right (the sign bit decides)")
+
+
 def _short_of_missed(records: Sequence[TestRecord], rows: ClassRows) -> list[tuple[TestRecord, Check]]:
-    """Checks of random NaN patterns (which hold the missed classes too) that only undercount, while every row of
-    float('nan') counts right; none when a float('nan') row fails: then positions are missed."""
-    if any(r.family in CANONICAL_NAN_FAMILIES for r in _failing(records)):
-        return []
+    """Checks beyond the class rows that the missed classes explain: rows of random NaN patterns (which hold them
+    too) that only undercount, and float('nan') rows whose NaNs (nan_patterns) are of a missed class. None when a
+    float('nan') row fails whose NaNs the class rows count right, or are not recorded: then positions are missed."""
     taken = {(id(r), id(c)) for r, c in rows.hits}
-    return [(r, c) for r, c in _wrong_checks(records) if (id(r), id(c)) not in taken
-            and all(0 <= w.got < w.expected for w in c.wrong_rows)]
+    rest = [(r, c) for r, c in _wrong_checks(records) if (id(r), id(c)) not in taken]
+    canonical = [(r, c) for r, c in rest if r.family in CANONICAL_NAN_FAMILIES]
+    if not all(rows.explains(c.params.nan_patterns) for _, c in canonical):
+        return []
+    return [(r, c) for r, c in rest if all(0 <= w.got < w.expected for w in c.wrong_rows)]
 
 
 def predicate(records: Sequence[TestRecord]) -> Diagnosis | None:
@@ -431,14 +457,14 @@ def predicate(records: Sequence[TestRecord]) -> Diagnosis | None:
         counted = [*sorted(v.signed_name for v in rows.counted), *specials]
         parts.append(f"non-NaN values counted: {', '.join(counted[:8])}")
     if rows.missed:
-        parts.append(f"NaN patterns missed: {_names(rows.missed)}")
+        parts.append(_pattern_evidence(rows))
     if dtypes:
         parts.append(f"{', '.join(sorted(dtypes))} accepted and miscounted (the predicate on that format)")
     if rows.pattern_specific() and not rows.counted and not specials and not rows.partly:
         short = _short_of_missed(records, rows)
         if short:
-            parts.append(f"{len(short)} other check(s) undercount rows of random NaN patterns, which hold them too, "
-                         "while every row of float('nan') counts right")
+            parts.append(f"{len(short)} other check(s) undercount rows whose NaNs include the missed patterns "
+                         "(random patterns, or float('nan') cast to one of them)")
             hits += short
     return _found("predicate", "the NaN predicate", "; ".join(parts), hits, bonus=1)
 

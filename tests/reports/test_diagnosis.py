@@ -724,6 +724,43 @@ def _negative_nans_missed(dtype: str = "fp32") -> TestRecord:
     return case("ieee", f"{dtype}-ieee-rows", (22, 1000), rows, dtype=dtype)
 
 
+def _float_nan_rows(nan_bits: int, dtype: str = "bf16") -> list[TestRecord]:
+    """Matrix rows of float('nan') cast to DTYPE as NAN_BITS (x86 casts it to bf16 0xFFFF), all counted 0."""
+    pattern = value_class(nan_bits, fmt_of(dtype))
+    return [case("matrix", f"{dtype}-prefix-{r}x{v}-nan1.0", (r, v), [_row(v, 0)] * r, dtype=dtype,
+                 nan_patterns=[pattern]) for r, v in ((2, 5000), (8, 10000), (4, 8192))]
+
+
+def _random_rows_half_read() -> list[TestRecord]:
+    """All-NaN rows of random patterns (both signs) counting about half their length: what lanes never read give."""
+    return [case("shapes", f"fp32-shape-{r}x{v}", (r, v), [_row(v, v * 12 // 25)] * r)
+            for r, v in ((1, 8191), (3, 8193), (1, 16385), (3, 16385), (2, 70001))]
+
+
+def test_a_sign_specific_miss_explains_float_nan_rows_cast_to_that_sign() -> None:
+    """pred_negative on the CPU whole suite: negative NaN class rows count 0 while positive ones count, bf16
+    float('nan') rows (cast to 0xFFFF, a negative NaN) count 0, random-pattern rows fall short by about half.
+    The predicate, not lanes never read (the old rules vetoed it on the failing float('nan') rows)."""
+    found = diagnose([_negative_nans_missed(), *_float_nan_rows(0xFFFF), *_random_rows_half_read()])
+    assert [(d.category, d.name) for d in found] == [("predicate", "the NaN predicate")], found
+    assert "every one negative while positive NaNs count right" in found[0].evidence
+
+
+def test_float_nan_rows_of_a_sign_that_counts_keep_the_veto() -> None:
+    """Near miss: the failing float('nan') rows hold a positive NaN (0x7FC0), a sign the class rows count: the
+    missed negative classes do not explain them, so short random rows stay lanes never read."""
+    found = diagnose([_negative_nans_missed(), *_float_nan_rows(0x7FC0), *_random_rows_half_read()])
+    assert found[0].category == "traversal" and found[0].name.startswith("elements of each row never read"), found
+
+
+def test_float_nan_rows_without_recorded_patterns_keep_the_veto() -> None:
+    """Near miss: an older file records no NaN patterns for the float('nan') rows: no claim on them."""
+    matrix = [r.with_(checks=tuple(replace(c, params=replace(c.params, nan_patterns=())) for c in r.checks))
+              for r in _float_nan_rows(0xFFFF)]
+    found = diagnose([_negative_nans_missed(), *matrix, *_random_rows_half_read()])
+    assert found[0].category == "traversal", found
+
+
 def test_class_rows_are_read_from_row_classes_not_labels() -> None:
     """Class rows with no label are still classes (the data); a label naming a class with no recorded row class
     (an older file) is only words: no predicate from it, and no regex falls back to it."""
@@ -747,3 +784,13 @@ def test_problems_are_read_by_kind_not_words() -> None:
                  problems=["dtype torch.int64, expected torch.int32"])
     assert categories([words]) == [("unknown", NO_PATTERN)]
 
+
+def test_a_dtype_counting_no_nan_at_all_claims_no_float_nan_rows() -> None:
+    """Near miss: bf16 class rows count no NaN of either sign (fp32 ones count right) and bf16 float('nan') rows
+    count 0: a dtype counting nothing is not a pattern the predicate misses, so short random rows are not claimed."""
+    rows = [_class_row(1000, 0, name, negative=negative, dtype="bf16")
+            for name in _NAN_CLASSES for negative in (False, True)]
+    bf16 = case("ieee", "bf16-ieee-rows", (22, 1000), rows, dtype="bf16")
+    found = diagnose([_negative_nans_missed(), bf16, *_float_nan_rows(0xFFFF), *_random_rows_half_read()])
+    claimed = {case_id for d in found if d.category == "predicate" for case_id in d.cases}
+    assert not any(c.startswith(("test_case[bf16-prefix", "test_case[fp32-shape")) for c in claimed), found
