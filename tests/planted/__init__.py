@@ -95,6 +95,10 @@ PLANTED: tuple[Planted, ...] = (
             (r"test_case\[.*-wrapper", r"test_output_and_input_untouched")),
     Planted("cached_output", "output", "test_aliasing", (r"test_aliasing",)),
     Planted("cache_by_address", "output", "test_aliasing", (r"test_refilled_logits_buffer",)),
+    # the wrapper's grid one short: its last row is never written; on the wrapper path only the pre-poisoned output
+    # block (harness/prepoison.py) shows it as the poison, where stale memory would often read as a right count
+    Planted("grid_one_short", "output", "batch-5000", (r"test_large_batch\[fp32-batch-5000",),
+            options=("--nan-large-batches",)),
     Planted("stray_write", "output", "fp32-prefix-2x5000-nan0.5-direct or test_direct_launch_writes_only",
             (r"test_direct_launch_writes_only_its_outputs", r"test_case\[.*-direct")),
     # -- side effects ------------------------------------------------------------------------------------------
