@@ -3,7 +3,9 @@
     python -m tests.selftest.accuracy --device cuda --out out/accuracy [--jobs 8] [--only NAME ...] [-- PYTEST_ARGS]
 
 The labelled table: every planted kernel in tests/planted (its `bug_class`), the designs in tests/designs (the first
-class test_design_verdicts expects on this Triton) and the correct kernels ("correct": no diagnosis item at all).
+class test_design_verdicts expects on this Triton), the hostile kernels of tests/hostile whose run can be diagnosed,
+the semantics kernels of tests/semantics off the CPU, and the correct kernels ("correct": no diagnosis item at all).
+A run that did not finish is never right.
 Each runs the whole precision suite (tests/precision) in its own pytest, `--jobs` at a time; the table, the accuracy
 and each run's results.json go to OUT. The self-test (tests/selftest/test_planted.py) checks the same rule on each
 planted kernel's narrow selection in CI; this is the whole-suite measurement docs/verdicts.md quotes. Exit 0 when
@@ -39,8 +41,34 @@ class Label:
         return self.module.rsplit(".", 1)[-1]
 
 
-def labels(flavour: str) -> list[Label]:
-    """The labelled table for this Triton: planted variants that apply to it, the designs and the correct kernels."""
+# The hostile kernels (tests/hostile) wrap the correct independent design, so what a whole-suite run judges is the
+# hostile behaviour: its true class is the one the diagnosis names for that behaviour.
+HOSTILE: tuple[tuple[str, str], ...] = (
+    ("exits_zero", "device"),  # ends its process on every bf16 input: process crashes (the run may stop early)
+    ("float_counts", "output"),  # right counts as float32: a malformed result
+    ("lying_tensor", "output"),  # a Tensor subclass that says it equals anything: a malformed result (counts 0)
+    ("raises_outcome", "contract"),  # pytest.skip on every bf16 input: in-domain input refused
+)
+# Hostile modules whose whole-suite run says nothing about the diagnosis, and why.
+LEFT_OUT: dict[str, str] = {
+    "tests.hostile.patches_torch": "its counts are a stand-in (always 0, no bug class) and its hostile act, "
+    "patching torch's isnan and sum, bends nothing the sealed reference reads",
+    "tests.hostile.setup_exits": "a --kernel-setup callable, not a kernel: every run is a usage error (exit 4)",
+    "tests.hostile.spawns_child": "a correct counter whose subject is the helper process it leaves (run with "
+    "NAN_HOSTILE_PIDFILE by test_gate_integrity); without that variable its first call raises KeyError",
+}
+# Kernels that break what a caller on an accelerator relies on (tests/semantics): the interpreter has no streams or
+# graphs, so they are labelled only off the CPU; stream order broken is the diagnosis's "device" category.
+SEMANTICS: tuple[tuple[str, str], ...] = (
+    ("side_stream", "device"),  # stream_order: wrong counts under a non-default current stream
+    ("host_sync", CORRECT),  # not capturable is a property (a failure only with --require-capturable)
+    ("torch_fallback", CORRECT),
+)
+
+
+def labels(flavour: str, device: str) -> list[Label]:
+    """The labelled table for this Triton and device: planted variants that apply to it, the designs, the hostile
+    kernels, the semantics kernels (accelerators only) and the correct kernels."""
     from tests.planted import PLANTED
 
     table = [Label(v.module, v.bug_class, v.options) for v in PLANTED
@@ -48,6 +76,9 @@ def labels(flavour: str) -> list[Label]:
     ascend = flavour.startswith("triton-ascend")
     table += [Label("tests.designs.upstream_vllm", "accumulation" if ascend else "offsets"),
               Label("tests.designs.vllm_ascend", "offsets")]
+    table += [Label(f"tests.hostile.{name}", truth) for name, truth in HOSTILE]
+    if device != "cpu":
+        table += [Label(f"tests.semantics.{name}", truth) for name, truth in SEMANTICS]
     table += [Label(m, CORRECT) for m in ("kernel", "tests.designs.independent", "tests.designs.self_compare")]
     return table
 
@@ -71,7 +102,8 @@ def run_one(label: Label, device: str, out: Path, extra: Sequence[str]) -> dict[
     first = items[0] if items else None
     got = first["category"] if first else CORRECT
     return {"kernel": label.module, "truth": label.truth, "first": got, "name": first["name"] if first else "",
-            "scope": first.get("scope", "") if first else "", "items": len(items), "right": got == label.truth,
+            "scope": first.get("scope", "") if first else "", "items": len(items),
+            "right": bool(doc.get("finished")) and got == label.truth,  # an unfinished run is never right
             "finished": bool(doc.get("finished")), "exit": code, "failed": sum(
                 1 for c in doc.get("cases", []) if c.get("outcome") in ("failed", "error")),
             "seconds": round(time.monotonic() - started, 1)}
@@ -94,6 +126,8 @@ def render(rows: Sequence[dict[str, object]], device: str, flavour: str, table_s
         first = f"{r['first']}: {r['name']}" if r["name"] else r["first"]
         lines.append(f"| `{r['kernel']}` | {r['truth']} | {first} | {mark} | {r['scope']} | {r['failed']} | "
                      f"{r['seconds']} |")
+    lines += ["", "Left out (a whole-suite run says nothing about the diagnosis):"]
+    lines += [f"- `{module}`: {why}" for module, why in LEFT_OUT.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -110,7 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.backends import triton_flavour
 
     flavour = triton_flavour()
-    labelled = labels(flavour)
+    labelled = labels(flavour, args.device)
     table = [lab for lab in labelled if args.only is None or lab.name in args.only]
     args.out.mkdir(parents=True, exist_ok=True)
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
