@@ -44,6 +44,7 @@ class Poisoned:
     address: int
     nbytes: int
     lost: torch.Tensor  # bool per slot: the poison was gone when the block came back (the allocator's own writes)
+    value: torch.Tensor  # the poison as a tensor, kept alive: freed before the call it could be the block handed out
 
     def blind_rows(self) -> tuple[int, ...]:
         return tuple(int(i) for i in torch.nonzero(self.lost.cpu()).reshape(-1).tolist())
@@ -62,7 +63,7 @@ def poison_next_block(rows: int, device: torch.device, poison: int) -> Poisoned 
         block = torch.empty(rows, dtype=COUNT_DTYPE, device=device)
         if block.data_ptr() == address:
             torch.ne(block, value, out=lost)
-            return Poisoned(address, rows * COUNT_DTYPE.itemsize, lost)  # the block is freed as this frame ends
+            return Poisoned(address, rows * COUNT_DTYPE.itemsize, lost, value)  # block: freed as this frame ends
         block.fill_(poison)
     return None
 
