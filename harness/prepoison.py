@@ -2,13 +2,13 @@
 
 The direct launch writes into the harness's own output, filled with POISON. The wrapper allocates its own, which
 holds whatever memory held: zeros in a fresh process (a NaN-free row's expected count: a false pass), an earlier
-case's counts in a long-lived one. So before each wrapper call a block of the output's size, dtype and device is
-taken from the same allocator, filled with the poison and freed: torch's CUDA caching allocator, and glibc for blocks
-past its per-thread cache, hand that block to the next request of the same size. A probe request tells which block
-comes back and which of its slots the allocator itself overwrites while the block is free (glibc keeps its free-list
-links in a free block's first 32 bytes and, for sizes not a multiple of 16, its last bytes). After the call, a
-result whose storage is that block shows an unwritten row as POISON, except in those slots; any other result
-(another block, size, a copy) cannot tell, and says so.
+case's counts in a long-lived one. So before each wrapper call, blocks of the output's size, dtype and device are
+taken from the same allocator, filled with the poison and freed, so that the wrapper's own request gets one of them:
+on a device, the block its caching allocator hands back (fill and request again until it does); on the CPU, one of
+a few blocks freed together (glibc usually hands out one of them for outputs past about 1 KiB, never for smaller
+ones). After the call, a result whose storage is a poisoned block shows an unwritten row as the poison, except in
+the slots glibc itself writes into a free block; any other result (another block, size, a copy) cannot tell, and
+says so.
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import torch
 
 COUNT_DTYPE = torch.int32
-ATTEMPTS = 3  # free-and-request rounds before saying the allocator hands out another block
+BLOCKS = 4  # glibc: blocks poisoned at once
+ATTEMPTS = 3  # a caching allocator: free-and-request rounds
 
 
 @dataclass(frozen=True)
@@ -39,33 +40,54 @@ class Unwritten:
 
 @dataclass(frozen=True)
 class Poisoned:
-    """The block the next output request gets, filled with the poison before it was freed."""
+    """The blocks the next output request may get, each filled with the poison before it was freed."""
 
-    address: int
+    addresses: tuple[int, ...]
     nbytes: int
-    lost: torch.Tensor  # bool per slot: the poison was gone when the block came back (the allocator's own writes)
-    value: torch.Tensor  # the poison as a tensor, kept alive: freed before the call it could be the block handed out
-
-    def blind_rows(self) -> tuple[int, ...]:
-        return tuple(int(i) for i in torch.nonzero(self.lost.cpu()).reshape(-1).tolist())
+    blind_rows: tuple[int, ...]
 
 
-def poison_next_block(rows: int, device: torch.device, poison: int) -> Poisoned | None:
-    """Fill and free a block of `rows` counts until the same request gets it back (glibc settles within a couple of
-    rounds when it does at all); None when it never does. Nothing is allocated or freed after the block's last free,
-    so the wrapper's request finds the allocator as the probe left it."""
-    lost = torch.empty(rows, dtype=torch.bool, device=device)
-    value = torch.tensor(poison, dtype=COUNT_DTYPE, device=device)  # a tensor: comparing with it allocates nothing
+def allocator_blind_rows(rows: int, device: torch.device) -> tuple[int, ...]:
+    """Slots the allocator writes into a free block: none for a device's caching allocator; glibc keeps its
+    free-list links in the first 32 bytes and, when the size is not a multiple of 16, the next chunk's header in the
+    last 8 (measured: outputs of 257, 1,000, 5,000 and 70,001 rows). Reading them instead would allocate, and that
+    moves what glibc hands out next."""
+    if device.type != "cpu":
+        return ()
+    tail = (rows - 1,) if (rows * COUNT_DTYPE.itemsize) % 16 else ()
+    return tuple(sorted({*range(min(rows, 8)), *tail}))
+
+
+def _poison_several(rows: int, device: torch.device, poison: int) -> tuple[int, ...]:
+    """glibc: fill BLOCKS blocks of the size at once, then free them; the next request usually gets one of them (it
+    does not reliably hand back the block freed last, and a probe's own allocations move what it hands out)."""
+    blocks = [torch.full((rows,), poison, dtype=COUNT_DTYPE, device=device) for _ in range(BLOCKS)]
+    addresses = tuple(b.data_ptr() for b in blocks)
+    while blocks:
+        blocks.pop()
+    return addresses
+
+
+def _poison_until_back(rows: int, device: torch.device, poison: int) -> tuple[int, ...]:
+    """A caching allocator: fill and free a block until the same request gets it back, poisoning each block the
+    request got instead (it hands out the best-fitting free block, not always the one freed last)."""
     block = torch.full((rows,), poison, dtype=COUNT_DTYPE, device=device)
+    seen = [block.data_ptr()]
     for _ in range(ATTEMPTS):
-        address = block.data_ptr()
         del block
         block = torch.empty(rows, dtype=COUNT_DTYPE, device=device)
-        if block.data_ptr() == address:
-            torch.ne(block, value, out=lost)
-            return Poisoned(address, rows * COUNT_DTYPE.itemsize, lost, value)  # block: freed as this frame ends
+        if block.data_ptr() in seen:
+            break
         block.fill_(poison)
-    return None
+        seen.append(block.data_ptr())
+    return tuple(seen)  # the block in hand is freed as this frame ends: the last free before the call
+
+
+def poison_next_block(rows: int, device: torch.device, poison: int) -> Poisoned:
+    """Every block the wrapper's request of `rows` counts is likely to get, filled with the poison and freed;
+    nothing is allocated or freed after the last free."""
+    fill = _poison_several if device.type == "cpu" else _poison_until_back
+    return Poisoned(fill(rows, device, poison), rows * COUNT_DTYPE.itemsize, allocator_blind_rows(rows, device))
 
 
 def _storage(result: object) -> tuple[int, int] | None:
@@ -80,14 +102,13 @@ def _storage(result: object) -> tuple[int, int] | None:
         return None
 
 
-def observed(result: object, poisoned: Poisoned | None) -> Unwritten:
-    """Whether the result is the poisoned block, so that a row still holding POISON was never written."""
-    if poisoned is None:
-        return Unwritten(False, why="the allocator hands the next request of the output's size another block")
-    if _storage(result) != (poisoned.address, poisoned.nbytes):
-        return Unwritten(False, why="the result is not the block the harness poisoned (allocated otherwise, "
+def observed(result: object, poisoned: Poisoned) -> Unwritten:
+    """Whether the result is a poisoned block, so that a row still holding the poison was never written."""
+    storage = _storage(result)
+    if storage is None or storage[0] not in poisoned.addresses or storage[1] != poisoned.nbytes:
+        return Unwritten(False, why="the result is not a block the harness poisoned (allocated otherwise, "
                          "another size, or a copy)")
-    return Unwritten(True, poisoned.blind_rows())
+    return Unwritten(True, poisoned.blind_rows)
 
 
 def call_prepoisoned(wrapper: Callable[[torch.Tensor], object], logits: torch.Tensor,

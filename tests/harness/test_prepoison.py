@@ -44,11 +44,11 @@ def test_our_wrapper_writes_every_row_of_the_poisoned_block(device: str) -> None
     assert isinstance(done.unwritten, Unwritten) and not done.side_effects
 
 
-def test_a_result_that_is_not_the_poisoned_block_cannot_tell(device: str) -> None:
+def test_a_result_that_is_not_a_poisoned_block_cannot_tell(device: str) -> None:
     logits = torch.zeros(ROWS, 4, dtype=torch.float32, device=device)
-    copied, unwritten = call_prepoisoned(lambda x: torch.zeros(ROWS + 1, dtype=torch.int32)[:ROWS].clone(),
+    copied, unwritten = call_prepoisoned(lambda x: torch.zeros(ROWS + 1, dtype=torch.int32, device=x.device)[:ROWS],
                                          logits, POISON)
-    assert not unwritten.observable and "not the block" in unwritten.why
+    assert not unwritten.observable and "not a block" in unwritten.why
     assert "cannot be told" in unwritten.describe() and copied.shape == (ROWS,)  # type: ignore[union-attr]
     _, none = call_prepoisoned(lambda x: x[:0, 0].to(torch.int32), logits[:0], POISON)
     assert not none.observable and none.why == "no rows to count"
