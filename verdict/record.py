@@ -109,6 +109,7 @@ STRAY_WRITE = "stray write"  # stores into the guard slots around the output
 INPUT_MODIFIED = "input modified"
 PADDING_MODIFIED = "padding modified"  # the input or the storage around it (row padding, before or after the view)
 COPIED = "copied"  # padded rows copied instead of read in place
+SHARED_OUTPUT = "shared output"  # two calls handed back one output buffer (the later call overwrote the earlier)
 MALFORMED = "malformed result"  # the result's dtype, shape, device, layout or values are not a count per row
 OTHER = ""  # anything else (older files, a problem no rule reads)
 

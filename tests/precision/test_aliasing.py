@@ -12,6 +12,7 @@ import torch
 from harness.plugin import CheckCounts
 from harness.target import KernelUnderTest
 from reference import expected_counts
+from verdict.record import SHARED_OUTPUT, Problem
 from .test_wrapper_contract import nan_rows, params
 
 pytestmark = pytest.mark.nan_contract
@@ -27,10 +28,11 @@ def test_outputs_not_reused_across_calls(
     second_host = torch.zeros(4, 3000, dtype=dtype)  # no NaNs: a shared buffer would read all zeros
     first = target.get_num_nans(first_host.to(device))
     second = target.get_num_nans(second_host.to(device))
-    check_counts(second, expected_counts(second_host), params(f"{name}-two-calls-second-4x3000", name, (4, 3000)))
-    assert isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor)
-    shared = first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr()
-    assert not shared, "get_num_nans returned the same output buffer for two calls"
+    shared = isinstance(first, torch.Tensor) and isinstance(second, torch.Tensor) \
+        and first.untyped_storage().data_ptr() == second.untyped_storage().data_ptr()
+    effects = [Problem(SHARED_OUTPUT, "get_num_nans returned the same output buffer for two calls")] if shared else []
+    check_counts(second, expected_counts(second_host), params(f"{name}-two-calls-second-4x3000", name, (4, 3000)),
+                 side_effects=effects)
     check_counts(first, expected_counts(first_host), params(f"{name}-two-calls-first-4x3000", name, (4, 3000), seed=11))
 
 

@@ -14,7 +14,7 @@ from reports import diagnosis as dg
 from reports.diagnosis import NO_PATTERN, POISON, diagnose
 from cases.formats import fmt_of, hex_bits
 from cases.ieee import CLASS_BY_NAME, value_class
-from verdict.record import (COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, STRAY_WRITE, CaseParams, Check,
+from verdict.record import (COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, SHARED_OUTPUT, STRAY_WRITE, CaseParams, Check,
                             InputLayout, Problem, TestRecord, ValueClass, WrongRow)
 
 pytestmark = pytest.mark.nan_reports
@@ -393,9 +393,12 @@ def test_stale_outputs_near_miss_two_calls_both_wrong() -> None:
     record = TestRecord(f"{CONTRACT}::test_outputs_not_reused_across_calls[fp32]", "failed", "wrong_counts",
                         checks[0].params, 0.1, checks, "AssertionError: case fp32-two-calls-first-4x3000: wrong counts")
     assert all(c != "output" for c, _ in categories([record]))
-    shared = record.with_(checks=checks[:1], verdict="error",
-                          message="AssertionError: get_num_nans returned the same output buffer for two calls")
-    assert first([shared])[0] == "output"
+    words_only = record.with_(checks=checks[:1], verdict="error",
+                              message="AssertionError: get_num_nans returned the same output buffer for two calls")
+    assert all(c != "output" for c, _ in categories([words_only]))  # the words decide nothing
+    flagged = replace(checks[0], verdict="side_effect",
+                      problems=(Problem(SHARED_OUTPUT, "one buffer for two calls"),))
+    assert first([record.with_(checks=(flagged,), verdict="side_effect", message="")])[0] == "output"
 
 
 # -- one failure, one diagnosis: a stronger item's checks are not named again (issue 16, item 10) ------------
