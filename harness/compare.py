@@ -8,7 +8,7 @@ import torch
 from harness.guard import KernelRaised
 from reference import sealed
 from verdict.record import (DEVICE_FAULT, MALFORMED, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check,
-                            InputLayout, Problem, WrongRow)
+                            InputLayout, Problem, Unwritten, WrongRow)
 
 SHOWN_ROWS = 20
 # alignment is recorded up to 16 bytes (a 128-bit vector load): allocations are aligned at least that much, so the
@@ -79,6 +79,7 @@ def compare_counts(
     card: int | None = None,
     input_desc: str = "",
     layout: InputLayout | None = None,
+    unwritten: Unwritten | None = None,
 ) -> Check:
     """Compare kernel counts with the CPU reference; never raises on a malformed result, it reports it.
 
@@ -96,7 +97,7 @@ def compare_counts(
         bad_counts = bool(wrong) or got_total != expected_total  # a total that differs is wrong, whatever the shape
         verdict = WRONG_COUNTS if bad_counts else (SIDE_EFFECT if problems else PASS)
         return Check(params, path, verdict, expected_total, got_total, tuple(problems), tuple(wrong), card,
-                     input_desc, layout=layout, rows=len(want))
+                     input_desc, layout=layout, rows=len(want), unwritten=unwritten)
 
     if not isinstance(got, torch.Tensor):
         malformed(f"result is {type(got).__name__}, not a tensor")

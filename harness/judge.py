@@ -15,7 +15,7 @@ from cases.family import Built, Context
 from harness.backends import Backend
 from harness.compare import compare_counts, describe_input, failed_launch, layout_of
 from harness.target import KernelUnderTest, run_path
-from verdict.record import CaseParams, Check
+from verdict.record import CaseParams, Check, Unwritten
 
 
 class PathNotRun(Exception):
@@ -40,19 +40,21 @@ def judge_path(target: KernelUnderTest, backend: Backend, path: str, logits: tor
         backend.synchronize()
     except Exception as exc:  # noqa: BLE001 - any raise on in-domain input is the kernel's failure
         return Judged(failed_launch(exc, params, path, expected, logits, backend.current_card()), exc)
-    return Judged(judge_counts(backend, done.counts, expected, params, path, row_labels, done.side_effects, logits))
+    return Judged(judge_counts(backend, done.counts, expected, params, path, row_labels, done.side_effects, logits,
+                               unwritten=done.unwritten))
 
 
 def judge_counts(backend: Backend, got: object, expected: torch.Tensor, params: CaseParams, path: str = "wrapper",
                  row_labels: Sequence[str] | None = None, side_effects: Sequence[str] = (), logits: object = None,
-                 synchronize: bool = True) -> Check:
+                 synchronize: bool = True, unwritten: Unwritten | None = None) -> Check:
     """Compare counts the kernel returned with the reference; the result must live on the input's device."""
     if synchronize:
         backend.synchronize()
     on = logits.device.type if isinstance(logits, torch.Tensor) else backend.torch_type
     return compare_counts(got, expected, params=params, path=path, device_type=on, row_labels=row_labels,
                           side_effects=side_effects, card=backend.current_card(),
-                          input_desc=describe_input(logits) if logits is not None else "", layout=layout_of(logits))
+                          input_desc=describe_input(logits) if logits is not None else "", layout=layout_of(logits),
+                          unwritten=unwritten)
 
 
 def judge_built(target: KernelUnderTest, backend: Backend, built: Built, params: CaseParams, path: str) -> Judged:

@@ -17,25 +17,11 @@ from dataclasses import dataclass
 
 import torch
 
+from verdict.record import Unwritten
+
 COUNT_DTYPE = torch.int32
 BLOCKS = 4  # glibc: blocks poisoned at once
 ATTEMPTS = 3  # a caching allocator: free-and-request rounds
-
-
-@dataclass(frozen=True)
-class Unwritten:
-    """Whether a row the wrapper never wrote reads as POISON in its result: the evidence "never written" needs."""
-
-    observable: bool
-    blind_rows: tuple[int, ...] = ()  # slots the allocator overwrites while the block is free: not observable there
-    why: str = ""  # why it cannot be told, when it cannot
-
-    def describe(self) -> str:
-        """One line for a reader of the check."""
-        if not self.observable:
-            return f"never written: cannot be told on this check ({self.why})"
-        blind = f", except rows {list(self.blind_rows)}" if self.blind_rows else ""
-        return f"never written: observable (an unwritten row holds the poison{blind})"
 
 
 @dataclass(frozen=True)

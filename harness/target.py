@@ -11,7 +11,8 @@ import torch
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
 from harness import guard
-from harness.prepoison import Unwritten, call_prepoisoned
+from harness.prepoison import call_prepoisoned
+from verdict.record import Unwritten
 from verdict.record import INPUT_MODIFIED, PADDING_MODIFIED, STRAY_WRITE, Problem
 
 ANCHOR_SIGNATURE: tuple[str, ...] = ("logits_ptr", "logits_stride", "num_nans_ptr", "vocab_size", "BLOCK_SIZE")

@@ -26,7 +26,8 @@ from harness.target import POISON  # what the direct launch's output holds befor
 from reports.markup import esc
 from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS, from_text
 from verdict.record import (COPIED, CRASH, DEVICE_FAULT, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, REFUSED,
-                            SHARED_OUTPUT, STRAY_WRITE, TIMEOUT, Check, TestRecord, ValueClass, WrongRow, kind_of)
+                            SHARED_OUTPUT, STRAY_WRITE, TIMEOUT, Check, TestRecord, Unwritten, ValueClass, WrongRow,
+                            kind_of)
 
 SHOWN_CASES = 5
 INTERPRETER = "interpreter"  # a defect of the Triton interpreter the preflight measured: not the kernel's
@@ -196,13 +197,23 @@ def row_limit(records: Sequence[TestRecord]) -> Diagnosis | None:
 
 
 def _unwritten(hits: Sequence[tuple[TestRecord, Check, int]]) -> str:
-    """What the output slots past the limit say: the direct path's poison shows rows never written; the wrapper
-    allocates its own output, so there it cannot be told whether a wrong row was written."""
-    direct = [c for _, c, k in hits if c.path == "direct"]
-    if any(all(w.got == POISON for w in c.wrong_rows if w.row >= k) for _, c, k in hits if c.path == "direct"):
-        return "; on the direct path those rows still hold the poison the harness put there (never written)"
-    return "" if direct else ("; whether those rows were written cannot be told on the wrapper path (it allocates "
-                              "its output)")
+    """What the output slots past the limit say, from each check's evidence (Check.unwritten; a direct launch
+    recorded before it existed writes into the harness's poisoned output, so it is observable)."""
+    never, written, why = 0, 0, ""
+    for _, c, k in hits:
+        seen = c.unwritten or (Unwritten(True) if c.path == "direct" else None)
+        rows = [w for w in c.wrong_rows if w.row >= k and (seen is None or w.row not in seen.blind_rows)]
+        if seen is None or not seen.observable or not rows:
+            why = why or (seen.why if seen is not None and seen.why else "not recorded")
+        elif all(w.got == POISON for w in rows):
+            never += 1
+        else:
+            written += 1
+    if never:
+        return f"; in {never} check(s) those rows still hold the poison the harness put there (never written)"
+    if written:
+        return "; those rows were written (they do not hold the poison the harness put there)"
+    return f"; whether those rows were written cannot be told ({why})"
 
 
 def every_kth_row(records: Sequence[TestRecord]) -> Diagnosis | None:

@@ -256,11 +256,13 @@ PARAMS = record({"family": STRING, "case_id": STRING, "dtype": STRING, "layout":
                  "nan_patterns": list_of(VALUE_CLASS)})
 CASE_ROW = record({"case_id": STRING, "row": nullable(COUNT), "expected": nullable(INT), "got": nullable(INT),
                    "label": STRING}, required=("row", "expected", "got"))  # row null: a problem, not a row
+UNWRITTEN = record({"observable": BOOL, "blind_rows": list_of(COUNT), "why": STRING}, required=("observable",))
 CHECK_ROW = record({"row": COUNT, "expected": INT, "got": INT, "label": STRING}, required=("row", "expected", "got"))
 CHECK = record({"params": PARAMS, "path": STRING, "verdict": VERDICT, "expected_total": nullable(INT),
                 "got_total": nullable(INT), "problems": list_of(STRING), "problem_kinds": list_of(STRING),
                 "wrong_rows": list_of(CHECK_ROW),
-                "card": nullable(COUNT), "input_desc": STRING, "refusal": STRING, "ok": BOOL}, required=("verdict",))
+                "card": nullable(COUNT), "input_desc": STRING, "refusal": STRING, "ok": BOOL,
+                "unwritten": nullable(UNWRITTEN)}, required=("verdict",))
 FLAKY_LABEL = Kind("deterministic, flaky, 'known flaky: ...' or 'not rerun: ...'",
                    lambda v: isinstance(v, str) and flaky.kind(v) is not None)
 RERUN = record({"outcome": one_of(OUTCOMES), "verdict": VERDICT, "seconds": SECONDS, "message": STRING},

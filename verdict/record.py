@@ -104,6 +104,29 @@ class CaseParams:
         return cls(**known)
 
 
+@dataclass(frozen=True)
+class Unwritten:
+    """Whether a row the kernel never wrote reads as POISON in its result: the evidence "never written" needs (the
+    direct path: always, into the harness's output; the wrapper path: when its output is a block the harness
+    poisoned, harness.prepoison)."""
+
+    observable: bool
+    blind_rows: tuple[int, ...] = ()  # slots the allocator overwrites while the block is free: not observable there
+    why: str = ""  # why it cannot be told, when it cannot
+
+    def describe(self) -> str:
+        """One line for a reader of the check."""
+        if not self.observable:
+            return f"never written: cannot be told on this check ({self.why})"
+        blind = f", except rows {list(self.blind_rows)}" if self.blind_rows else ""
+        return f"never written: observable (an unwritten row holds the poison{blind})"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Unwritten:
+        return cls(bool(data.get("observable")), tuple(int(r) for r in data.get("blind_rows") or ()),
+                   str(data.get("why") or ""))
+
+
 # What a check's problem is, as data (Problem.kind): the diagnosis reads these, never the problem's words.
 STRAY_WRITE = "stray write"  # stores into the guard slots around the output
 INPUT_MODIFIED = "input modified"
@@ -197,6 +220,7 @@ class Check:
     refusal: str = ""  # the exception a refusing kernel raised ("AssertionError: ...")
     layout: InputLayout | None = None  # the same input as data (None: not a tensor, or an older results.json)
     rows: int | None = None  # rows the reference counted (every wrong row is in wrong_rows)
+    unwritten: Unwritten | None = None  # whether a row never written would show (None: not recorded, older files)
 
     @property
     def ok(self) -> bool:
@@ -223,6 +247,8 @@ class Check:
         d["wrong_rows"] = [asdict(w) for w in self.wrong_rows]
         d["layout"] = None if self.layout is None else {**asdict(self.layout), "shape": list(self.layout.shape),
                                                         "strides": list(self.layout.strides)}
+        d["unwritten"] = None if self.unwritten is None else {**asdict(self.unwritten),
+                                                               "blind_rows": list(self.unwritten.blind_rows)}
         d["ok"] = self.ok
         return d
 
@@ -235,6 +261,7 @@ class Check:
                                   for i, p in enumerate(data.get("problems") or ()))
         known["wrong_rows"] = tuple(WrongRow(**_known(WrongRow, w)) for w in data.get("wrong_rows") or ())
         known["layout"] = InputLayout.from_dict(data["layout"]) if data.get("layout") else None
+        known["unwritten"] = Unwritten.from_dict(data["unwritten"]) if data.get("unwritten") else None
         known.setdefault("path", "")
         known.setdefault("verdict", PASS if data.get("ok") else WRONG_COUNTS)
         return cls(**known)

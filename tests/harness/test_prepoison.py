@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from harness.prepoison import Unwritten, call_prepoisoned
+from harness.prepoison import call_prepoisoned
+from verdict.record import Unwritten
 from harness.target import POISON, load, run_path
 
 # a multiple of 4 rows past glibc's per-thread cache: on the CPU the last slot is not one glibc overwrites when free

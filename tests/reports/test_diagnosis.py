@@ -15,7 +15,7 @@ from reports.diagnosis import NO_PATTERN, POISON, diagnose
 from cases.formats import fmt_of, hex_bits
 from cases.ieee import CLASS_BY_NAME, value_class
 from verdict.record import (COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, SHARED_OUTPUT, STRAY_WRITE, CaseParams, Check,
-                            InputLayout, Problem, TestRecord, ValueClass, WrongRow)
+                            InputLayout, Problem, TestRecord, Unwritten, ValueClass, WrongRow)
 
 pytestmark = pytest.mark.nan_reports
 FAMILY_TEST = "tests/precision/test_families.py::test_case"
@@ -544,13 +544,35 @@ def test_row_limit_names_the_index_and_the_grid_limit() -> None:
     found = diagnose(records)
     assert found[0].category == "launch" and "65,535" in found[0].name and "grid" in found[0].name
     assert "seen on 70001x33 only" in found[0].scope and found[0].thin
-    assert "cannot be told on the wrapper path" in found[0].evidence  # the wrapper allocates its output
+    assert "cannot be told (not recorded)" in found[0].evidence  # no Check.unwritten: an older file
 
 
 def test_row_limit_on_the_direct_path_says_the_rows_were_never_written() -> None:
     counts = [_row(2, 2 if i < 300 else POISON) for i in range(400)]
     found = diagnose([case("batches", "fp32-batch-400x7", (400, 7), counts, path="direct")])
     assert found[0].category == "launch" and "never written" in found[0].evidence
+
+
+def test_row_limit_on_the_wrapper_path_reads_the_checks_unwritten_evidence() -> None:
+    """The wrapper's output pre-poisoned (harness.prepoison): rows holding the poison were never written, rows
+    holding anything else were written wrong, and an output the harness could not poison says why it cannot tell."""
+    def wrapper_batch(got: int, unwritten: Unwritten) -> TestRecord:
+        record = _batch("fp32-batch-400x7", 400, 300, got=got)
+        check = replace(record.checks[0], unwritten=unwritten)
+        assert Check.from_json(check.to_json()) == check  # the evidence survives results.json
+        return record.with_(checks=(check,))
+
+    def evidence(record: TestRecord) -> str:
+        found = diagnose([record])
+        assert found[0].category == "launch", found
+        return found[0].evidence
+
+    assert "never written" in evidence(wrapper_batch(POISON, Unwritten(True)))
+    assert "were written" in evidence(wrapper_batch(0, Unwritten(True)))
+    told = evidence(wrapper_batch(POISON, Unwritten(False, why="the result is another block")))
+    assert "cannot be told (the result is another block)" in told and "never written" not in told
+    blind = evidence(wrapper_batch(POISON, Unwritten(True, blind_rows=tuple(range(300, 400)))))
+    assert "cannot be told" in blind  # every wrong row is one the allocator writes into: no evidence either way
 
 
 def test_row_limit_near_miss_rows_below_wrong_too() -> None:
