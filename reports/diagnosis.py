@@ -465,7 +465,7 @@ def predicate(records: Sequence[TestRecord]) -> Diagnosis | None:
         return None
     parts = []
     if rows.counted or specials:
-        counted = [*sorted(v.signed_name for v in rows.counted), *specials]
+        counted = [*sorted(v.signed_name for v in rows.counted), *sorted(specials)]
         parts.append(f"non-NaN values counted: {', '.join(counted[:8])}")
     if rows.missed:
         parts.append(_pattern_evidence(rows))
@@ -855,6 +855,7 @@ def diagnose(records: Sequence[TestRecord], *, environment: Mapping[str, str] | 
     """A measured interpreter defect first, then every rule that fires, strongest first (a pattern seen on one shape
     or two checks after those seen across shapes), less those a stronger one explains; failing tests no kept
     diagnosis explains close the list as "no known pattern". partial: the run stopped early (-x): each item says so."""
+    records = sorted(records, key=lambda r: r.nodeid)  # the same records in any order (xdist, merged shards) agree
     failing = _failing(records)
     if not failing:
         return []

@@ -41,8 +41,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory, device: str) -> dict[str, Any
     return {"whole": whole_run, "two": two, "three": three, "base": base}
 
 
-def _without_durations(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in c.items() if k != "duration"} for c in cases]
+def _without_run_observations(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Records less what depends on the process rather than the case: durations, and whether the allocator handed
+    the wrapper a block the harness poisoned (on the CPU that varies with what ran before in the same worker)."""
+    def check(c: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in c.items() if k != "unwritten"}
+    return [{k: ([check(x) for x in v] if k == "checks" else v) for k, v in c.items() if k != "duration"}
+            for c in cases]
 
 
 def summary_block(html: Path) -> str:
@@ -84,7 +89,7 @@ def test_merged_shards_equal_the_unsharded_run(runs: dict[str, Any], count: str)
         assert merged[key] == whole.doc[key], key
     assert whole.doc["verdicts"].get("wrong_counts"), "the planted kernel must fail some cases"
     assert [c["nodeid"] for c in merged["cases"]] == [c["nodeid"] for c in whole.doc["cases"]]
-    assert _without_durations(merged["cases"]) == _without_durations(whole.doc["cases"])
+    assert _without_run_observations(merged["cases"]) == _without_run_observations(whole.doc["cases"])
     assert merged["shards"]["groups"] == list(range(1, len(shards) + 1))
     # the same summary block as pytest-html's page of the unsharded run, and the environment and per-test table
     assert summary_block(out / "precision.html") == summary_block(whole.html)

@@ -819,3 +819,16 @@ def test_a_dtype_counting_no_nan_at_all_claims_no_float_nan_rows() -> None:
     found = diagnose([_negative_nans_missed(), bf16, *_float_nan_rows(0xFFFF), *_random_rows_half_read()])
     claimed = {case_id for d in found if d.category == "predicate" for case_id in d.cases}
     assert not any(c.startswith(("test_case[bf16-prefix", "test_case[fp32-shape")) for c in claimed), found
+
+
+# -- one diagnosis per set of records -----------------------------------------------------------------------
+def test_diagnosis_does_not_depend_on_record_order() -> None:
+    """Merged shards and an xdist run hand the records over in different orders: the diagnosis text must agree
+    (a set joined into the evidence once named the dtypes in hash order and failed the shard-merge test)."""
+    records = [case("special", f"{d}-special-2x1024", (2, 1024), [_row(0, 0), _row(37, 40)], dtype=d)
+               for d in ("fp32", "fp16", "bf16")]
+    records += [case("special", f"{d}-special-2x1024", (2, 1024), [_row(0, 0), _row(37, 37)], "direct", dtype=d)
+                for d in ("fp32", "fp16", "bf16")]
+    found = diagnose(records)
+    assert found == diagnose(records[::-1]) == diagnose(records[2:] + records[:2])
+    assert "special values bf16, special values fp16, special values fp32" in found[0].evidence

@@ -40,7 +40,10 @@ def test_results_json_schema(planted: runs.SubRun) -> None:
     case = planted.case(f"{M}[fp32-scatter-4x8192-nan0.5-wrapper]")
     assert case["id"] == "test_case[fp32-scatter-4x8192-nan0.5-wrapper]"
     assert case["parameters"] == {"family": "matrix", "case_id": "fp32-scatter-4x8192-nan0.5", "dtype": "fp32",
-                                  "layout": "scatter", "shape": [4, 8192], "detail": "0.5", "seed": 42}
+                                  "layout": "scatter", "shape": [4, 8192], "detail": "0.5", "seed": 42,
+                                  "row_classes": [],  # the matrix plants the canonical quiet NaN, as data
+                                  "nan_patterns": [{"name": "quiet_nan", "dtype": "fp32", "bits": 0x7FC00000,
+                                                    "is_nan": True, "negative": False}]}
     assert case["verdict"] == "wrong_counts"
     assert (case["path"], case["outcome"], case["expected_total"], case["got_total"]) == ("wrapper", "failed", 16384, 16385)
     assert case["wrong_rows"] == [{"case_id": "fp32-scatter-4x8192-nan0.5", "row": 1, "expected": 4096, "got": 4097,
