@@ -253,7 +253,7 @@ VALUE_CLASS = record({"name": STRING, "negative": BOOL, "dtype": STRING, "bits":
                      required=("name", "negative", "dtype", "bits", "is_nan"))
 PARAMS = record({"family": STRING, "case_id": STRING, "dtype": STRING, "layout": STRING, "shape": list_of(COUNT),
                  "detail": STRING, "seed": nullable(INT), "row_classes": list_of(VALUE_CLASS),
-                 "nan_patterns": list_of(VALUE_CLASS)})
+                 "nan_patterns": list_of(VALUE_CLASS), "in_domain": BOOL, "buffer_step": nullable(COUNT)})
 CASE_ROW = record({"case_id": STRING, "row": nullable(COUNT), "expected": nullable(INT), "got": nullable(INT),
                    "label": STRING}, required=("row", "expected", "got"))  # row null: a problem, not a row
 UNWRITTEN = record({"observable": BOOL, "blind_rows": list_of(COUNT), "why": STRING}, required=("observable",))

@@ -80,6 +80,8 @@ class CaseParams:
     seed: int | None = None
     row_classes: tuple[ValueClass, ...] = ()  # row i holds only row_classes[i] (IEEE class rows); () elsewhere
     nan_patterns: tuple[ValueClass, ...] = ()  # every NaN of the case is one of these (); () when not recorded
+    in_domain: bool = True  # False: input outside the documented domain, judged only when the kernel accepts it
+    buffer_step: int | None = None  # the check's place among calls on one reused input buffer (None: not one)
 
     def row_class(self, row: int) -> ValueClass | None:
         """What row ROW holds, when the case's rows are one class each."""
@@ -94,8 +96,10 @@ class CaseParams:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseParams:
-        """Older files lack row_classes and nan_patterns: they read as not recorded."""
+        """Older files lack row_classes and nan_patterns (read as not recorded), in_domain (their outside cases
+        were named "outside-...", the one place an id is read) and buffer_step (read as none)."""
         known = _known(cls, data)
+        known.setdefault("in_domain", not str(data.get("case_id", "")).startswith("outside-"))
         known["shape"] = tuple(int(n) for n in known.get("shape") or ())
         known["row_classes"] = _classes(known.get("row_classes"))
         known["nan_patterns"] = _classes(known.get("nan_patterns"))

@@ -6,6 +6,8 @@ contents), not left to the allocator reusing an address.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -49,7 +51,9 @@ def test_refilled_logits_buffer(
         buffer.copy_(host)
         got = target.get_num_nans(buffer)
         check_counts(got, expected_counts(host),
-                     params(f"{name}-refilled-step{step}-6x5000", name, (6, 5000), seed=seed))
+                     replace(params(f"{name}-refilled-step{step}-6x5000", name, (6, 5000), seed=seed),
+                             buffer_step=step))
         held.append((got, expected_counts(host), seed, step))
     for got, expected, seed, step in held:  # earlier results must not change when the buffer is refilled
-        check_counts(got, expected, params(f"{name}-refilled-held{step}-6x5000", name, (6, 5000), seed=seed))
+        check_counts(got, expected, replace(params(f"{name}-refilled-held{step}-6x5000", name, (6, 5000), seed=seed),
+                                            buffer_step=len(held) + step))  # read again after every refill

@@ -36,13 +36,14 @@ Row = tuple[int, int, str] | tuple[int, int, str, ValueClass]  # expected, got, 
 def case(family: str, case_id: str, shape: tuple[int, ...], rows: Sequence[Row] = (),
          path: str = "wrapper", *, layout: str = "", problems: Sequence[str] = (), offset: int = 0,
          nodeid: str = "", verdict: str = "", dtype: str = "fp32", message: str = "",
-         row_stride: int | None = None, nan_patterns: Sequence[ValueClass] = ()) -> TestRecord:
+         row_stride: int | None = None, nan_patterns: Sequence[ValueClass] = (), in_domain: bool = True) -> TestRecord:
     """One test with one check: passing when it has no wrong rows and no problems; rows of one IEEE class each
     (every row a _class_row) record their classes, as the ieee family does."""
     wrong = tuple(WrongRow(i, e, g, label) for i, (e, g, label, *_) in enumerate(rows) if e != g)
     classes = tuple(row[3] for row in rows if len(row) == 4)
     params = replace(_params(family, case_id, shape, layout, dtype),
-                     row_classes=classes if len(classes) == len(rows) else (), nan_patterns=tuple(nan_patterns))
+                     row_classes=classes if len(classes) == len(rows) else (), nan_patterns=tuple(nan_patterns),
+                     in_domain=in_domain)
     ok = not wrong and not problems
     check_verdict = "pass" if ok else ("wrong_counts" if wrong else "side_effect")
     strides = (row_stride or (shape[-1] if shape else 1), 1)[-len(shape):] if shape else ()
@@ -124,7 +125,7 @@ def _big(verdict: str = "crash", rows: Sequence[tuple[int, int, str]] = ()) -> T
 
 def test_big_offsets_crash_beside_other_failures() -> None:
     transposed = case("contract", "outside-transposed", (4, 16), [_row(5, 7)], layout="transposed",
-                      nodeid=f"{CONTRACT}::test_outside_domain_refused_or_counted[transposed]")
+                      nodeid=f"{CONTRACT}::test_outside_domain_refused_or_counted[transposed]", in_domain=False)
     found = categories([_big(), _big().with_(nodeid=f"{FAMILY_TEST}[x-direct]"), transposed])
     assert found[0][0] == "offsets" and found[1] == ("traversal", dg.column_stride([transposed]).name)  # type: ignore[union-attr]
     assert all(c != "device" for c, _ in found), "a crash explained by 32-bit offsets is not also a device crash"
@@ -163,7 +164,7 @@ def test_predicate_class_rows() -> None:
 
 
 def test_predicate_accepted_dtype_miscounted() -> None:
-    record = case("contract", "outside-dtype-float64", (2, 8), [_row(2, 0)], layout="dtype-float64", dtype="float64")
+    record = case("contract", "outside-dtype-float64", (2, 8), [_row(2, 0)], layout="dtype-float64", dtype="float64", in_domain=False)
     assert first([record]) == ("predicate", "the NaN predicate")
 
 
@@ -175,7 +176,7 @@ def test_predicate_near_miss_or_counts_on_class_rows() -> None:
 
 
 def test_predicate_near_miss_integer_dtype() -> None:
-    record = case("contract", "outside-dtype-int32", (2, 8), [_row(0, 3)], layout="dtype-int32", dtype="int32")
+    record = case("contract", "outside-dtype-int32", (2, 8), [_row(0, 3)], layout="dtype-int32", dtype="int32", in_domain=False)
     assert all(c != "predicate" for c, _ in categories([record]))
 
 
@@ -233,12 +234,12 @@ def test_padding_near_miss_undercount() -> None:
 
 
 def test_column_stride() -> None:
-    record = case("contract", "outside-transposed", (4, 16), [_row(5, 7)], layout="transposed")
+    record = case("contract", "outside-transposed", (4, 16), [_row(5, 7)], layout="transposed", in_domain=False)
     assert first([record]) == ("traversal", "column stride ignored (a non-unit inner stride read as contiguous)")
 
 
 def test_column_stride_near_miss_refused() -> None:
-    record = case("contract", "outside-transposed", (4, 16), [_row(5, 5)], layout="transposed")
+    record = case("contract", "outside-transposed", (4, 16), [_row(5, 5)], layout="transposed", in_domain=False)
     assert diagnose([record]) == []
 
 
@@ -306,7 +307,8 @@ def test_output_near_miss_wrong_counts_far_from_poison() -> None:
 
 def _refilled(step_ok: Sequence[bool]) -> TestRecord:
     checks = tuple(
-        Check(_params("contract", f"fp32-refilled-step{i}-6x5000", (6, 5000), "random"), "wrapper",
+        Check(replace(_params("contract", f"fp32-refilled-step{i}-6x5000", (6, 5000), "random"), buffer_step=i),
+              "wrapper",
               "pass" if ok else "wrong_counts", 10, 10 if ok else 9, (), () if ok else (WrongRow(0, 10, 9),))
         for i, ok in enumerate(step_ok))
     return TestRecord(f"{CONTRACT}::test_refilled_logits_buffer[fp32]", "failed", "wrong_counts", checks[0].params,
@@ -316,6 +318,13 @@ def _refilled(step_ok: Sequence[bool]) -> TestRecord:
 def test_stale_outputs() -> None:
     assert first([_refilled([True, False, False])]) == (
         "output", "results reused across calls (a cached output, or a cache keyed on the address)")
+
+
+def test_stale_outputs_near_miss_not_one_buffer() -> None:
+    """The same checks without their place among calls on one buffer (buffer_step) are not read as reuse."""
+    record = _refilled([True, False, False])
+    plain = record.with_(checks=tuple(replace(c, params=replace(c.params, buffer_step=None)) for c in record.checks))
+    assert all(c != "output" for c, _ in categories([plain]))
 
 
 def test_stale_outputs_near_miss_first_call_wrong() -> None:
@@ -332,7 +341,7 @@ def test_input_modified() -> None:
 def test_input_modified_near_miss_outside_domain() -> None:
     """An outside-domain input reported modified is judged by its own rule, not as a side effect of in-domain use."""
     record = case("contract", "outside-rank-1d", (7,), problems=[Problem(INPUT_MODIFIED, "input modified")],
-                  layout="rank-1d")
+                  layout="rank-1d", in_domain=False)
     assert all(c != "side effects" for c, _ in categories([record]))
 
 
@@ -350,24 +359,48 @@ def test_copies_near_miss_storage_modified() -> None:
 
 def test_rank_accepted() -> None:
     record = case("contract", "outside-rank-3d", (2, 3, 4), [_row(0, 0)], layout="rank-3d",
-                  problems=[Problem(MALFORMED, "shape (6,), expected (2, 3)")])
+                  problems=[Problem(MALFORMED, "shape (6,), expected (2, 3)")], in_domain=False)
     assert first([record])[0] == "contract" and "rank" in first([record])[1]
 
 
 def test_rank_accepted_near_miss_refused() -> None:
-    record = case("contract", "outside-rank-3d", (2, 3, 4), layout="rank-3d")
+    record = case("contract", "outside-rank-3d", (2, 3, 4), layout="rank-3d", in_domain=False)
     assert diagnose([record]) == []
 
 
+def _empty(shape: tuple[int, int], problem: Problem, nodeid: str = f"{CONTRACT}::test_empty_batch[0]") -> TestRecord:
+    """An empty input's check as test_empty_batch records it: no rows to compare, a malformed result."""
+    params = CaseParams("contract", f"empty-{shape[0]}x{shape[1]}", "float32", "empty", shape)
+    check = Check(params, "wrapper", "side_effect", 0, 0, (problem,), layout=InputLayout(shape, (max(shape[1], 1), 1),
+                                                                                       0, "float32", 16))
+    return TestRecord(nodeid, "failed", "side_effect", params, 0.1, (check,), "AssertionError: malformed")
+
+
 def test_empty_inputs() -> None:
-    record = TestRecord(f"{CONTRACT}::test_empty_batch[0]", "failed", "error",
-                        message="AssertionError: empty batch: got torch.float32 (0,) on cpu")
-    assert first([record])[0] == "contract"
+    """A float result on an empty batch and on a zero vocab: read from the shape, whatever the test is called."""
+    malformed = Problem(MALFORMED, "dtype torch.float32, expected torch.int32")
+    records = [_empty((0, 5000), malformed, "tests/x.py::test_anything[a]"), _empty((3, 0), malformed,
+                                                                                    "tests/x.py::test_anything[b]")]
+    assert first(records) == ("contract", dg.empty_inputs(records).name)  # type: ignore[union-attr]
+    assert len(diagnose(records)) == 1  # "the output" on the same checks is not listed beside it
 
 
-def test_empty_inputs_near_miss_other_test() -> None:
-    record = TestRecord(f"{CONTRACT}::test_emptyish[0]", "failed", "error", message="AssertionError")
-    assert categories([record]) == [("unknown", NO_PATTERN)]
+def test_empty_inputs_near_miss_non_empty_malformed() -> None:
+    """The same malformed result on a non-empty input is the output's rule, not the empty-input one."""
+    record = _empty((2, 8), Problem(MALFORMED, "dtype torch.float32, expected torch.int32"))
+    assert first([record])[0] == "output"
+
+
+def test_outside_domain_is_read_from_the_record_not_the_id() -> None:
+    """in_domain decides: a rank-3 case recorded in-domain is not "another rank accepted", whatever its id says;
+    one recorded outside is, whatever its id."""
+    malformed = [Problem(MALFORMED, "shape (6,), expected (2, 3)")]
+    outside = case("contract", "rank-3d-case", (2, 3, 4), [_row(0, 0)], layout="rank-3d", problems=malformed,
+                   in_domain=False)
+    named_outside = case("contract", "outside-rank-3d", (2, 3, 4), [_row(0, 0)], layout="rank-3d",
+                         problems=malformed)
+    assert "rank" in first([outside])[1]
+    assert all("rank" not in name for _, name in categories([named_outside]))
 
 
 def test_refused() -> None:
@@ -667,8 +700,10 @@ def test_a_wrapper_only_body_pattern_ranks_after_the_wrapper_s_own() -> None:
                             path="direct"))
     stale = TestRecord("tests/precision/test_aliasing.py::test_refilled_logits_buffer[fp32]", "failed",
                        "wrong_counts", _params("aliasing", "fp32-6x5000-refilled-1", (6, 5000)), 0.1,
-                       (Check(_params("aliasing", "fp32-6x5000-refilled-0", (6, 5000)), "wrapper", "pass", 6, 6),
-                        Check(_params("aliasing", "fp32-6x5000-refilled-1", (6, 5000)), "wrapper", "wrong_counts",
+                       (Check(replace(_params("aliasing", "fp32-6x5000-refilled-0", (6, 5000)), buffer_step=0),
+                              "wrapper", "pass", 6, 6),
+                        Check(replace(_params("aliasing", "fp32-6x5000-refilled-1", (6, 5000)), buffer_step=1),
+                              "wrapper", "wrong_counts",
                               12, 6, (), (WrongRow(0, 3, 1),))), "same inputs refilled")
     found = diagnose([*records, stale])
     assert found[0].category == "output" and "reused" in found[0].name, found

@@ -43,7 +43,8 @@ def test_results_json_schema(planted: runs.SubRun) -> None:
                                   "layout": "scatter", "shape": [4, 8192], "detail": "0.5", "seed": 42,
                                   "row_classes": [],  # the matrix plants the canonical quiet NaN, as data
                                   "nan_patterns": [{"name": "quiet_nan", "dtype": "fp32", "bits": 0x7FC00000,
-                                                    "is_nan": True, "negative": False}]}
+                                                    "is_nan": True, "negative": False}],
+                                  "in_domain": True, "buffer_step": None}
     assert case["verdict"] == "wrong_counts"
     assert (case["path"], case["outcome"], case["expected_total"], case["got_total"]) == ("wrapper", "failed", 16384, 16385)
     assert case["wrong_rows"] == [{"case_id": "fp32-scatter-4x8192-nan0.5", "row": 1, "expected": 4096, "got": 4097,

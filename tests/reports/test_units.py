@@ -68,11 +68,14 @@ def test_record_data_round_trips_through_json_and_results(tmp_path: Path) -> Non
 def test_an_older_record_without_the_data_reads_as_not_recorded() -> None:
     """An older file lacks row_classes, nan_patterns and problem_kinds: read, with nothing recorded, no crash."""
     data = _with_data().to_dict()
-    for key in ("row_classes", "nan_patterns"):
+    for key in ("row_classes", "nan_patterns", "in_domain", "buffer_step"):
         del data["params"][key]
     del data["problem_kinds"]
     old = Check.from_dict(data)
     assert old.params.row_classes == () and old.params.nan_patterns == () and old.params.row_class(0) is None
+    assert old.params.in_domain and old.params.buffer_step is None
+    data["params"]["case_id"] = "outside-rank-3d"  # an older file's outside cases: known by the id it wrote
+    assert not Check.from_dict(data).params.in_domain
     assert [kind_of(p) for p in old.problems] == [OTHER] * 3 and list(map(str, old.problems)) == data["problems"]
 
 

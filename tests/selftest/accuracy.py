@@ -101,12 +101,14 @@ def run_one(label: Label, device: str, out: Path, extra: Sequence[str]) -> dict[
     items = doc.get("diagnosis") or []
     first = items[0] if items else None
     got = first["category"] if first else CORRECT
-    return {"kernel": label.module, "truth": label.truth, "first": got, "name": first["name"] if first else "",
+    row = {"kernel": label.module, "truth": label.truth, "first": got, "name": first["name"] if first else "",
             "scope": first.get("scope", "") if first else "", "items": len(items),
             "right": bool(doc.get("finished")) and got == label.truth,  # an unfinished run is never right
             "finished": bool(doc.get("finished")), "exit": code, "failed": sum(
                 1 for c in doc.get("cases", []) if c.get("outcome") in ("failed", "error")),
             "seconds": round(time.monotonic() - started, 1)}
+    (folder / "row.json").write_text(json.dumps(row) + "\n", encoding="utf-8")  # kept if the table is never written
+    return row
 
 
 def render(rows: Sequence[dict[str, object]], device: str, flavour: str, table_size: int,
