@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from reports import flaky
+from reports.data_file import decoded_text
 from verdict.record import ENVIRONMENT, FAILED_OUTCOMES, VERDICTS, TestRecord
 
 SCHEMA = "nan-harness-results/2"
@@ -139,12 +140,9 @@ class Results:
 
 def load(path: Path) -> Results:
     """Read a results file and refuse anything a writer of SCHEMA would not have written."""
+    text = decoded_text(path, str(path), ResultsError)
     try:
-        doc = json.loads(Path(path).read_bytes().decode("utf-8"))
-    except OSError as exc:
-        raise ResultsError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ResultsError(f"{path}: not UTF-8 text: {exc}") from exc
+        doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not JSON: {exc}") from exc
     except RecursionError as exc:
