@@ -122,7 +122,19 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
                                     "the run that judges it: install pytest-xdist and do not pass -p no:xdist")
         if config.option.numprocesses in (None, 0, "0"):
             config.option.numprocesses = 1
+        if getattr(config.option, "maxworkerrestart", None) is None:
+            config.option.maxworkerrestart = str(crash_budget(config.option.numprocesses))
     return (yield)
+
+
+CRASHES_ALLOWED = 64  # crashed workers a run survives unless --max-worker-restart says otherwise
+
+
+def crash_budget(workers: object) -> int:
+    """Workers a run may lose before it stops: xdist's own default (4 per worker) stopped a plain run after its
+    5th crashing case, so a kernel whose bug crashes six cases (32-bit offsets: 3 dtypes x 2 paths) never got a
+    complete run; each crash costs one worker start-up, so the budget stays bounded."""
+    return max(CRASHES_ALLOWED, 4 * workers) if isinstance(workers, int) else CRASHES_ALLOWED
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -94,3 +94,15 @@ def test_in_process_needs_a_caller_that_isolates_it(device: str, tmp_path: Path)
     """A user passing --nan-in-process for speed gets a usage error: a kernel calling os._exit(0) would be green."""
     result = run_suite("tests.hostile.exits_zero", "1x128", tmp_path, device=device, extra=("--nan-in-process",))
     assert result.returncode == 4 and f"sets {IN_PROCESS_CALLER}" in result.output, result.output
+
+
+def test_a_plain_run_survives_more_crashes_than_xdist_allows_by_default(device: str, tmp_path: Path) -> None:
+    """Six cases crash one after the other (5000-wide matrix cases of 3 dtypes); xdist's default would stop a
+    one-worker run after the fifth (4 restarts), leaving the run INCOMPLETE: the harness's crash budget lets it
+    finish."""
+    result = run_suite("tests.harness.fixtures.segfault_kernel", "prefix and 2x5000 and (nan0.5 or nan1.0)", tmp_path,
+                       device=device)
+    crashed = [n for n in result.failed if "2x5000" in n]
+    assert result.completed and result.doc.get("finished") is True, result.describe()
+    assert len(crashed) == 6, result.describe()
+    assert all(result.record(n).verdict == "crash" for n in crashed), result.describe()
