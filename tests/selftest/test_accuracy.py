@@ -24,8 +24,11 @@ def test_a_subset_or_a_narrowed_suite_says_so() -> None:
 
 def test_the_table_labels_every_planted_kernel_and_the_correct_ones() -> None:
     table = labels("triton 3.9.0", "cpu")
-    assert {lab.name for lab in table if lab.truth == CORRECT} == {"kernel", "independent", "self_compare"}
+    assert {lab.name for lab in table if lab.truth == CORRECT} == {"kernel", "independent"}
     assert all(lab.truth != CORRECT for lab in table if lab.module.startswith("tests.planted."))
+    # self_compare is correct; on the CPU its bf16 `x != x` meets the interpreters' defect, which is what it shows
+    truth = {dev: {lab.name: lab.truth for lab in labels("triton 3.9.0", dev)}["self_compare"] for dev in ("cpu", "cuda")}
+    assert truth == {"cpu": "interpreter", "cuda": CORRECT}
 
 
 def test_hostile_kernels_everywhere_semantics_kernels_only_off_the_cpu() -> None:
