@@ -13,6 +13,7 @@ import pytest
 from reports import merge
 from reports.results import SCHEMA
 from tests.support.limits import hang_limit
+from tests.support.records import comparable
 from tests.support.subrun import ROOT, SubRun, run_pytest
 
 KERNEL = "tests.reports.planted_kernel"  # fails some cases, so failures, verdicts and the diagnosis are compared too
@@ -39,15 +40,6 @@ def runs(tmp_path_factory: pytest.TempPathFactory, device: str) -> dict[str, Any
         three = _shards(base / "three", 3, ["-n", "1"])  # through xdist, as the nightly's nodes run
         whole_run = whole.result()
     return {"whole": whole_run, "two": two, "three": three, "base": base}
-
-
-def _without_run_observations(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Records less what depends on the process rather than the case: durations, and whether the allocator handed
-    the wrapper a block the harness poisoned (on the CPU that varies with what ran before in the same worker)."""
-    def check(c: dict[str, Any]) -> dict[str, Any]:
-        return {k: v for k, v in c.items() if k != "unwritten"}
-    return [{k: ([check(x) for x in v] if k == "checks" else v) for k, v in c.items() if k != "duration"}
-            for c in cases]
 
 
 def summary_block(html: Path) -> str:
@@ -89,7 +81,7 @@ def test_merged_shards_equal_the_unsharded_run(runs: dict[str, Any], count: str)
         assert merged[key] == whole.doc[key], key
     assert whole.doc["verdicts"].get("wrong_counts"), "the planted kernel must fail some cases"
     assert [c["nodeid"] for c in merged["cases"]] == [c["nodeid"] for c in whole.doc["cases"]]
-    assert _without_run_observations(merged["cases"]) == _without_run_observations(whole.doc["cases"])
+    assert comparable(merged["cases"]) == comparable(whole.doc["cases"])
     assert merged["shards"]["groups"] == list(range(1, len(shards) + 1))
     # the same summary block as pytest-html's page of the unsharded run, and the environment and per-test table
     assert summary_block(out / "precision.html") == summary_block(whole.html)

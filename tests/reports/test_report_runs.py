@@ -12,6 +12,7 @@ import pytest
 
 from reports.results import SCHEMA
 from tests.reports import runs
+from tests.support.records import comparable
 from tests.reports.planted_kernel import PLANTED_MARKUP
 from tests.support.limits import hang_limit
 
@@ -114,9 +115,8 @@ def _summary(html: str) -> str:
 
 def test_xdist_gives_the_serial_content(planted: runs.SubRun, tmp_path_factory: pytest.TempPathFactory) -> None:
     serial = runs.planted_serial(tmp_path_factory)
-    strip = {"duration"}
-    xdist_cases = {c["nodeid"]: {k: v for k, v in c.items() if k not in strip} for c in planted.results()["cases"]}
-    serial_cases = {c["nodeid"]: {k: v for k, v in c.items() if k not in strip} for c in serial.results()["cases"]}
+    xdist_cases = {c["nodeid"]: c for c in comparable(planted.results()["cases"])}
+    serial_cases = {c["nodeid"]: c for c in comparable(serial.results()["cases"])}
     assert xdist_cases.pop(CRASH)["outcome"] == "failed" and serial_cases.pop(CRASH)["outcome"] == "skipped"
     assert xdist_cases == serial_cases
     xdist_summary = _summary(planted.html.read_text(encoding="utf-8"))
