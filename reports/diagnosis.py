@@ -732,7 +732,7 @@ def empty_inputs(records: Sequence[TestRecord]) -> Diagnosis | None:
             if not c.ok and c.params.in_domain and len(c.params.shape) == 2 and 0 in c.params.shape]
     if not hits:
         return None
-    r, c = hits[0]
+    c = hits[0][1]
     detail = "; ".join(map(str, c.problems)) or c.refusal or c.verdict
     return _found("contract", "empty batches or a zero vocab mishandled (expected an empty or zero int32 result)",
                   f"{len(hits)} check(s), e.g. {c.params.case_id} ({c.path}): {detail[:200]}", hits,
