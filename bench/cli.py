@@ -67,12 +67,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     from bench.targets import check_targets
     from bench.timers import repetitions
-    from kernel.launch import device_cores
+    from kernel.launch import tuning_for
 
     import torch
 
     module = importlib.import_module(args.kernel)
-    cores = device_cores(torch.device(device))
+    cores = tuning_for(torch.device(device)).cores
     reps = repetitions(device, args.quick)
     setup = Setup(device, module.get_num_nans, cores, reps)
     picked = (shapes.interpreter_shapes() if device == "cpu" else

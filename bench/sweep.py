@@ -143,9 +143,9 @@ def main(argv: list[str] | None = None) -> int:
     from bench.env import environment
     from bench.shapes import Shape, build
     from bench.timers import TIMERS, repetitions
-    from kernel.launch import device_cores
+    from kernel.launch import tuning_for
 
-    cores = device_cores(torch.device(device))
+    cores = tuning_for(torch.device(device)).cores
     if device == "cpu":
         print("INTERPRETER SMOKE RUN: these timings mean nothing")
     results: list[dict[str, object]] = []

@@ -1,7 +1,6 @@
-"""Relaunch a compiled kernel through its launcher, skipping `fn[grid](...)`'s per-call binding (what an eager
-decode step pays, docs/bench.md), for a caller whose key fixes everything Triton specializes on. The only module
-past `fn[grid](...)`: it calls the compiled kernel's launcher by its positional protocol, so it runs only on a
-Triton version in VERIFIED, on CUDA outside graph capture, for a kernel whose first relaunch reproduced Triton's
+"""Relaunch a compiled kernel through its launcher's positional protocol, skipping `fn[grid](...)`'s per-call
+binding (what an eager decode step pays, docs/bench.md), for a caller whose key fixes all Triton specializes on:
+only on a Triton in VERIFIED, on CUDA outside graph capture, for a kernel whose first relaunch reproduced Triton's
 own launch of the same call (`verified`); launch hooks (a profiler's) go through Triton's runner, which calls them."""
 from __future__ import annotations
 

@@ -1,24 +1,25 @@
 """How get_num_nans launches for one input: the pure planning half, so tests can pin every switch point.
 
-Work is cut into items, one item = one (row, vocabulary chunk); every plan is one launch (docs/bench.md has the
-table and the measurements behind each number):
-  rows        one program per row (grid = rows): `_num_nans_kernel` itself at the plan's block and warps.
+Items = (row, vocabulary chunk); every plan is one launch (docs/bench.md: the table, the measurements behind it):
+  rows        one program per row (grid = rows): `_num_nans_kernel` itself at the plan's block and warps;
+  pairs       at most `cores` 16-bit rows that start on a 4-byte word: read as int32 words of two elements.
   rows-loop   whole rows on a grid capped at `row_programs` (NPU, interpreter): programs loop over rows.
   split       short batches: rows cut into chunks; `split-loop` on a grid capped at `max_programs`.
-All but `rows` add each item's count into its row of a zeroed output (int32 atomics: exact, order-free).
+All but `rows` and `pairs` add each item's count into its row of a zeroed output (int32 atomics: exact, order-free).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 
 import torch
+import triton
 
 INTERPRETER_CORES = 4  # small and fixed, so the CPU suite reaches every variant
 NPU_FALLBACK_CORES = 40  # vector cores of a 910B-class card when neither triton-ascend nor torch_npu says
 ROW_BYTES_PER_WARP = 32 * 16  # a whole-row step gives each of a warp's 32 threads at least one 16-byte load
-# CUDA, uncaptured: <= cores rows of <= this many bytes run whole (one launch, no zeroed output): an eager step pays
-# host launch + device time, and on an H200 a 1 MB row is where a split's extra host cost stops paying (docs/bench.md)
+# CUDA, uncaptured: <= cores rows of up to this size run whole, no zeroed output (an eager step's cost, docs/bench.md)
 EAGER_ROW_BYTES = 1024 * 1024
 
 
@@ -38,6 +39,8 @@ class Tuning:
     eager_row_bytes: int = 0  # see EAGER_ROW_BYTES
     few_row_block_bytes: int = 0  # whole rows when rows <= cores (a core each): bytes per step, 0 = row_block_bytes
     few_row_warps: int = 0  # ... and warps, 0 = row_warps
+    pair_block_bytes: int = 0  # > 0: a `rows` plan of <= cores aligned 16-bit rows reads word pairs, these bytes
+    pair_warps: int = 0  # per step over these warps
     cores_from: str = "fixed"  # where `cores` came from: a device query, or the fallback and why
 
 
@@ -49,24 +52,22 @@ class LaunchPlan:
     num_reqs: int
     vocab_size: int
     num_chunks: int
+    num_items: int  # num_reqs * num_chunks
     chunk: int
     block: int
     grid: int
     num_warps: int
     cores_from: str = "fixed"
 
-    @property
-    def num_items(self) -> int:
-        return self.num_reqs * self.num_chunks
-
 
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tuning, captured: bool = False
-                ) -> LaunchPlan:
-    """The variant for a non-empty input; `captured`: recorded into a graph, whose replays pay device time only."""
+def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tuning, captured: bool = False,
+                words_aligned: bool = False) -> LaunchPlan:
+    """The variant for a non-empty input; `captured`: recorded into a graph, whose replays pay device time only;
+    `words_aligned`: every row starts on a 4-byte boundary (16-bit rows may then be read as word pairs)."""
     if num_reqs < 1 or vocab_size < 1:
         raise ValueError(f"plan_launch needs a non-empty input, got {num_reqs} x {vocab_size}")
     split_block = max(16, tuning.split_block_bytes // element_size)  # elements per step: a power of two
@@ -89,7 +90,10 @@ def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tunin
     grid = min(items, tuning.max_programs if num_chunks > 1 else tuning.row_programs)
     if grid < items:
         variant += "-loop"
-    return LaunchPlan(variant, num_reqs, vocab_size, num_chunks, chunk, block, grid, warps, tuning.cores_from)
+    elif variant == "rows" and few_rows and element_size == 2 and words_aligned and tuning.pair_block_bytes:
+        block = min(tuning.pair_block_bytes // 4, max(16, 1 << (vocab_size // 2 - 1).bit_length()))  # int32 words
+        variant, warps = "pairs", max(1, min(tuning.pair_warps, block * 4 // ROW_BYTES_PER_WARP))
+    return LaunchPlan(variant, num_reqs, vocab_size, num_chunks, items, chunk, block, grid, warps, tuning.cores_from)
 
 
 def interpreting() -> bool:
@@ -99,53 +103,34 @@ def interpreting() -> bool:
 
 def npu_vector_cores(index: int) -> tuple[int, str]:
     """Vector cores of an Ascend card and who said so: triton-ascend's driver, torch_npu, else the fallback."""
-    import triton
-
-    queries = {"triton-ascend num_vectorcore":
-               lambda: triton.runtime.driver.active.utils.get_device_properties(index).get("num_vectorcore", 0),
-               "torch_npu vector_core_num": lambda: torch.npu.get_device_properties(index).vector_core_num}
+    queries = {"triton-ascend num_vectorcore": lambda: triton.runtime.driver.active.utils.get_device_properties(index)
+               .get("num_vectorcore", 0), "torch_npu vector_core_num": lambda: torch.npu.get_device_properties(index)
+               .vector_core_num}
     for source, query in queries.items():
-        try:
-            cores = int(query())
-        except Exception:  # a driver without that property, or no NPU runtime active
-            continue
-        if cores > 0:
-            return cores, source
+        with contextlib.suppress(Exception):  # a driver without that property, or no NPU runtime active
+            if (cores := int(query())) > 0:
+                return cores, source
     return NPU_FALLBACK_CORES, f"fallback {NPU_FALLBACK_CORES}: neither triton-ascend nor torch_npu answered"
 
 
-def backend_kind(device: torch.device) -> str:
-    """'interpreter', 'cuda' or 'npu': which tuning table applies."""
-    return "interpreter" if interpreting() or device.type not in ("cuda", "npu") else device.type
-
-
-def _cores(kind: str, device: torch.device) -> tuple[int, str]:
-    """(cores, where that came from) of the card `device` names (the current one without an index)."""
-    if kind == "interpreter":
-        return INTERPRETER_CORES, "fixed for the interpreter"
-    index = getattr(torch, device.type).current_device() if device.index is None else device.index
-    if kind == "cuda":
-        return int(torch.cuda.get_device_properties(index).multi_processor_count), "SM count"
-    return npu_vector_cores(index)
-
-
-def device_cores(device: torch.device) -> int:
-    """Cores a grid should be sized to: SMs on CUDA, vector cores on NPU, a small constant in the interpreter."""
-    return _cores(backend_kind(device), device)[0]
-
-
 def tuning_for(device: torch.device, cores: int | None = None) -> Tuning:
-    """The knobs for a backend (values from sweeps on an H200, docs/bench.md); `cores` overrides the device query."""
-    kind = backend_kind(device)
-    n, source = _cores(kind, device) if cores is None else (cores, "given")
+    """The knobs for a backend (values from sweeps on an H200, docs/bench.md); `cores` overrides the device query of
+    the card `device` names (the current one without an index): SMs on CUDA, vector cores on NPU."""
+    kind = "interpreter" if interpreting() or device.type not in ("cuda", "npu") else device.type
+    n, source = (cores, "given") if cores is not None else (INTERPRETER_CORES, "fixed for the interpreter")
+    if cores is None and kind != "interpreter":
+        index = getattr(torch, device.type).current_device() if device.index is None else device.index
+        n, source = ((torch.cuda.get_device_properties(index).multi_processor_count, "SM count") if kind == "cuda"
+                     else npu_vector_cores(index))
     if kind == "interpreter":  # small blocks and a 4-program cap: the CPU suite runs every variant, loops included
         return Tuning(n, 2 * n, 4 * n, n, n, row_block_bytes=4096, row_warps=4, split_block_bytes=4096,
-                      split_warps=4, cores_from=source)
+                      split_warps=4, pair_block_bytes=256, pair_warps=4, cores_from=source)
     if kind == "npu":  # grid <= vector cores (extra programs would queue), 8 KB steps for the 192 KB unified buffer
         return Tuning(n, n, n, n, n, row_block_bytes=8192, row_warps=4, split_block_bytes=8192, split_warps=4,
                       cores_from=source)
     # CUDA: a split gives up to 8 items per SM in 4 KB steps over 8 warps; whole rows take 32 KB steps over 16
-    # warps with a sum per step (a core each: 128 KB over 32 warps); the 1-D grid takes 2^31 - 1 programs
+    # warps with a sum per step (a core each: 128 KB over 32 warps, 16-bit rows as word pairs in 16 KB steps over
+    # 32 warps); the 1-D grid takes 2^31 - 1 programs
     return Tuning(n, n, 8 * n, 8 * n, 2**31 - 1, row_block_bytes=32768, row_warps=16, split_block_bytes=4096,
                   split_warps=8, eager_row_bytes=EAGER_ROW_BYTES, few_row_block_bytes=131072, few_row_warps=32,
-                  cores_from=source)
+                  pair_block_bytes=16384, pair_warps=32, cores_from=source)

@@ -7,7 +7,7 @@ import triton.language as tl
 
 from kernel import fastlaunch
 from kernel.launch import LaunchPlan, interpreting, plan_launch, tuning_for
-from kernel.predicate import is_nan_i32
+from kernel.predicate import HALF_NAN_CARRY, is_nan_i32, nan_pair_count
 
 BLOCK_SIZE = 8192
 SUPPORTED_DTYPES: tuple[torch.dtype, ...] = (torch.float32, torch.bfloat16, torch.float16)
@@ -26,6 +26,19 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
         is_nan = is_nan_i32(x)
         num_nans += tl.sum(is_nan, axis=0).to(tl.int32)
     tl.store(num_nans_ptr + req_idx, num_nans)
+
+
+@triton.jit
+def _count_pairs_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK: tl.constexpr, CARRY: tl.constexpr):
+    """One program per 16-bit row starting on a 4-byte word, read as int32 words of two elements: half the work."""
+    row_ptr = logits_ptr + tl.program_id(0).to(tl.int64) * logits_stride
+    words_ptr, num_words = row_ptr.to(tl.pointer_type(tl.int32)), vocab_size // 2
+    acc = tl.zeros((BLOCK,), dtype=tl.int32)
+    for i in range(0, num_words, BLOCK):
+        offs = i + tl.arange(0, BLOCK)
+        acc += nan_pair_count(tl.load(words_ptr + offs, mask=offs < num_words, other=0), CARRY)
+    last = tl.load(row_ptr + (vocab_size - 1), mask=vocab_size % 2 == 1, other=0)  # an odd row's last element
+    tl.store(num_nans_ptr + tl.program_id(0), tl.sum(acc, axis=0) + is_nan_i32(last))
 
 
 @triton.jit
@@ -65,26 +78,23 @@ def _check_input(logits: torch.Tensor) -> None:
 def plan_for(logits: torch.Tensor, captured: bool = False) -> LaunchPlan:
     """The launch get_num_nans makes for this non-empty input, called eagerly or (`captured`) in a graph capture."""
     num_reqs, vocab_size = logits.shape
-    return plan_launch(num_reqs, vocab_size, logits.element_size(), tuning_for(logits.device), captured)
+    words_aligned = logits.data_ptr() % 4 == 0 and logits.stride(0) % 2 == 0  # every row starts on an int32 word
+    return plan_launch(num_reqs, vocab_size, logits.element_size(), tuning_for(logits.device), captured, words_aligned)
 
 
 class _Kind:
-    """What one input kind (dtype, shape, strides, card, input alignment, capturing) launches: its plan's one launch
-    into a fresh int32 output (zeroed for the items kernel, which adds into it; no plan: an empty input, no launch),
-    and once verified the compiled kernel that relaunches it (kernel.fastlaunch)."""
+    """What one input kind (dtype, shape, strides, card, alignment, capturing) launches: its plan's kernel into a fresh
+    int32 output (zeroed where items add into it; no plan: an empty input, no launch), and its verified relaunch."""
 
-    __slots__ = ("plan", "kernel", "tail", "zeroed", "compiled", "tried")
-
-    def __init__(self, plan: LaunchPlan | None) -> None:
+    def __init__(self, plan: LaunchPlan | None, dtype: torch.dtype) -> None:
         self.plan, self.compiled, self.tried = plan, None, False  # tried: the relaunch was tried (kept or refused)
         if plan is None:
             return
-        self.zeroed = plan.variant != "rows"  # one program per row (the anchor's kernel) stores each count
-        if self.zeroed:
-            self.kernel, self.tail = _count_items_kernel, (plan.vocab_size, plan.num_items, plan.num_chunks,
-                                                           plan.chunk, plan.block)
-        else:
-            self.kernel, self.tail = _num_nans_kernel, (plan.vocab_size, plan.block)
+        self.zeroed = plan.variant not in ("rows", "pairs")  # one program per row stores each count
+        self.kernel, self.tail = {  # the plan's kernel and its arguments after (logits, row stride, output)
+            "rows": (_num_nans_kernel, (plan.vocab_size, plan.block)),
+            "pairs": (_count_pairs_kernel, (plan.vocab_size, plan.block, HALF_NAN_CARRY.get(dtype)))}.get(plan.variant,
+            (_count_items_kernel, (plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk, plan.block)))
 
     def run(self, logits: torch.Tensor, relaunch: bool = False) -> torch.Tensor:
         """Count one call's input; `relaunch`: the fast path may be used (and is verified on its first call)."""
@@ -106,25 +116,23 @@ class _Kind:
 
 def run_plan(logits: torch.Tensor, plan: LaunchPlan) -> torch.Tensor:
     """Launch one plan on a checked, non-empty input through Triton's own launch; a fresh int32 [rows] tensor."""
-    return _Kind(plan).run(logits)
+    return _Kind(plan, logits.dtype).run(logits)
 
 
-_KINDS: dict[tuple[object, ...], _Kind] = {}  # the one cache: a decode loop passes the same few input kinds
+_KINDS: dict[tuple[object, ...], _Kind] = {}  # the one cache (MAX_KINDS): a decode loop passes the same few kinds
 MAX_KINDS = 4096
 
 
 def _kind(logits: torch.Tensor, captured: bool) -> _Kind:
-    """The input's kind, checked and planned on its first call; CPU inputs are checked on every call (the
-    interpreter flag can change), so only accelerator kinds are remembered."""
-    key = None
-    if type(logits) is torch.Tensor and logits.device.type != "cpu":
-        key = (logits.dtype, logits.shape, logits.stride(), logits.device, logits.data_ptr() & 15, captured)
-        found = _KINDS.get(key)
-        if found is not None:
-            return found
+    """The input's kind, checked and planned on first sight; only accelerator kinds are remembered (the CPU's
+    interpreter flag can change between calls)."""
+    key = ((logits.dtype, logits.shape, logits.stride(), logits.device, logits.data_ptr() & 15, captured)
+           if type(logits) is torch.Tensor and logits.device.type != "cpu" else None)
+    if key in _KINDS:
+        return _KINDS[key]
     _check_input(logits)  # raises on what it refuses: nothing is remembered for a refused input
     num_reqs, vocab_size = logits.shape
-    kind = _Kind(plan_for(logits, captured=captured) if num_reqs and vocab_size else None)
+    kind = _Kind(plan_for(logits, captured=captured) if num_reqs and vocab_size else None, logits.dtype)
     if key is not None:
         if len(_KINDS) >= MAX_KINDS:
             _KINDS.clear()
@@ -133,18 +141,16 @@ def _kind(logits: torch.Tensor, captured: bool) -> _Kind:
 
 
 def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
-    """Count NaNs per row; int32 [num_reqs] on logits' device. Rows may be padded (stride(0) >= vocab). The launch
-    is planned per input kind (kernel.launch; remembered for accelerator inputs); outside graph capture, on a
-    verified Triton, a CUDA kind's later calls relaunch its compiled kernel (kernel.fastlaunch)."""
+    """Count NaNs per row; int32 [num_reqs] on logits' device. Rows may be padded (stride(0) >= vocab). Planned per
+    input kind (kernel.launch); a CUDA kind's later eager calls relaunch its compiled kernel (kernel.fastlaunch)."""
     if not isinstance(logits, torch.Tensor):
         _check_input(logits)  # raises: says what was passed
     device = logits.device
     captured = device.type == "cuda" and torch.cuda.is_current_stream_capturing()  # replays pay device time only
     kind = _kind(logits, captured)
     relaunch = device.type == "cuda" and not captured and fastlaunch.enabled()
-    if device.type in ("cuda", "npu"):  # Triton launches on the current card: make the input's card current
-        runtime = getattr(torch, device.type)
-        if device.index != runtime.current_device():
-            with runtime.device(device.index):
-                return kind.run(logits, relaunch)
+    runtime = getattr(torch, device.type) if device.type in ("cuda", "npu") else None
+    if runtime is not None and device.index != runtime.current_device():  # Triton launches on the current card
+        with runtime.device(device.index):
+            return kind.run(logits, relaunch)
     return kind.run(logits, relaunch)

@@ -42,3 +42,13 @@ def _is_nan_libdevice(x):
 
 
 is_nan_i32 = _is_nan_portable if libdevice is None else _is_nan_libdevice
+
+# 0x7FFF minus the infinity's magnitude bits: added to a half's magnitude, it carries past bit 15 iff that is a NaN
+HALF_NAN_CARRY: dict[torch.dtype, int] = {torch.bfloat16: 0x7FFF - 0x7F80, torch.float16: 0x7FFF - 0x7C00}
+
+
+@triton.jit
+def nan_pair_count(words, CARRY: tl.constexpr):
+    """NaNs among the two 16-bit floats of each int32 word (0, 1 or 2), from raw bits, any sign or payload."""
+    t = (words.to(tl.uint32, bitcast=True) & 0x7FFF7FFF) + CARRY * 0x10001  # no carry crosses into the high half
+    return (((t >> 15) & 1) + (t >> 31)).to(tl.int32)

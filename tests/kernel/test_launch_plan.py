@@ -114,7 +114,7 @@ def test_npu_grid_never_exceeds_vector_cores(monkeypatch: pytest.MonkeyPatch, ro
 
 
 def test_interpreter_cores_are_small_and_fixed() -> None:
-    assert launch.device_cores(torch.device("cpu")) == launch.INTERPRETER_CORES
+    assert launch.tuning_for(torch.device("cpu")).cores == launch.INTERPRETER_CORES
     assert plan_launch(1, 10, 4, launch.tuning_for(torch.device("cpu"))).cores_from == "fixed for the interpreter"
 
 

@@ -96,9 +96,9 @@ def launched(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     variants: list[str] = []
     original = num_nans._Kind
 
-    def spy(plan):  # type: ignore[no-untyped-def]
+    def spy(plan, dtype):  # type: ignore[no-untyped-def]
         variants.append(plan.variant if plan is not None else "empty")
-        return original(plan)
+        return original(plan, dtype)
 
     monkeypatch.setattr(num_nans, "_Kind", spy)
     monkeypatch.setattr(num_nans, "_KINDS", {})  # every kind planned afresh in this test
