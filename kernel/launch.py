@@ -2,7 +2,7 @@
 
 Items = (row, vocabulary chunk); every plan is one launch (docs/bench.md: the table, the measurements behind it):
   rows        one program per row (grid = rows): `_num_nans_kernel` itself at the plan's block and warps;
-  pairs       at most `cores` 16-bit rows that start on a 4-byte word: read as int32 words of two elements.
+  pairs       `rows` for at most `cores` 16-bit rows of whole words, longer than one step: two elements a word.
   rows-loop   whole rows on a grid capped at `row_programs` (NPU, interpreter): programs loop over rows.
   split       short batches: rows cut into chunks; `split-loop` on a grid capped at `max_programs`.
 All but `rows` and `pairs` add each item's count into its row of a zeroed output (int32 atomics: exact, order-free).
@@ -39,7 +39,7 @@ class Tuning:
     eager_row_bytes: int = 0  # see EAGER_ROW_BYTES
     few_row_block_bytes: int = 0  # whole rows when rows <= cores (a core each): bytes per step, 0 = row_block_bytes
     few_row_warps: int = 0  # ... and warps, 0 = row_warps
-    pair_block_bytes: int = 0  # > 0: a `rows` plan of <= cores aligned 16-bit rows reads word pairs, these bytes
+    pair_block_bytes: int = 0  # > 0: a `rows` plan of <= cores 16-bit rows of whole words reads pairs, these bytes
     pair_warps: int = 0  # per step over these warps
     cores_from: str = "fixed"  # where `cores` came from: a device query, or the fallback and why
 
@@ -65,9 +65,9 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tuning, captured: bool = False,
-                words_aligned: bool = False) -> LaunchPlan:
+                words: bool = False) -> LaunchPlan:
     """The variant for a non-empty input; `captured`: recorded into a graph, whose replays pay device time only;
-    `words_aligned`: every row starts on a 4-byte boundary (16-bit rows may then be read as word pairs)."""
+    `words`: every row is whole int32 words (4-byte aligned start, even length): 16-bit rows may be read in pairs."""
     if num_reqs < 1 or vocab_size < 1:
         raise ValueError(f"plan_launch needs a non-empty input, got {num_reqs} x {vocab_size}")
     split_block = max(16, tuning.split_block_bytes // element_size)  # elements per step: a power of two
@@ -90,7 +90,8 @@ def plan_launch(num_reqs: int, vocab_size: int, element_size: int, tuning: Tunin
     grid = min(items, tuning.max_programs if num_chunks > 1 else tuning.row_programs)
     if grid < items:
         variant += "-loop"
-    elif variant == "rows" and few_rows and element_size == 2 and words_aligned and tuning.pair_block_bytes:
+    elif (variant == "rows" and few_rows and element_size == 2 and words and tuning.pair_block_bytes
+          and vocab_size * element_size > tuning.few_row_block_bytes):  # pairs pay past one whole-row step
         block = min(tuning.pair_block_bytes // 4, max(16, 1 << (vocab_size // 2 - 1).bit_length()))  # int32 words
         variant, warps = "pairs", max(1, min(tuning.pair_warps, block * 4 // ROW_BYTES_PER_WARP))
     return LaunchPlan(variant, num_reqs, vocab_size, num_chunks, items, chunk, block, grid, warps, tuning.cores_from)

@@ -7,7 +7,7 @@ import triton.language as tl
 
 from kernel import fastlaunch
 from kernel.launch import LaunchPlan, interpreting, plan_launch, tuning_for
-from kernel.predicate import HALF_NAN_CARRY, is_nan_i32, nan_pair_count
+from kernel.predicate import PAIR_CARRY, is_nan_i32, nan_pair_count
 
 BLOCK_SIZE = 8192
 SUPPORTED_DTYPES: tuple[torch.dtype, ...] = (torch.float32, torch.bfloat16, torch.float16)
@@ -29,16 +29,14 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
 
 
 @triton.jit
-def _count_pairs_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK: tl.constexpr, CARRY: tl.constexpr):
-    """One program per 16-bit row starting on a 4-byte word, read as int32 words of two elements: half the work."""
-    row_ptr = logits_ptr + tl.program_id(0).to(tl.int64) * logits_stride
-    words_ptr, num_words = row_ptr.to(tl.pointer_type(tl.int32)), vocab_size // 2
+def _count_pairs_kernel(words_ptr, words_stride, num_nans_ptr, num_words, BLOCK: tl.constexpr, CARRY: tl.constexpr):
+    """One program per 16-bit row of the wrapper's int32 view: two elements per word, half the work per element."""
+    row_ptr = words_ptr + tl.program_id(0).to(tl.int64) * words_stride
     acc = tl.zeros((BLOCK,), dtype=tl.int32)
     for i in range(0, num_words, BLOCK):
         offs = i + tl.arange(0, BLOCK)
-        acc += nan_pair_count(tl.load(words_ptr + offs, mask=offs < num_words, other=0), CARRY)
-    last = tl.load(row_ptr + (vocab_size - 1), mask=vocab_size % 2 == 1, other=0)  # an odd row's last element
-    tl.store(num_nans_ptr + tl.program_id(0), tl.sum(acc, axis=0) + is_nan_i32(last))
+        acc += nan_pair_count(tl.load(row_ptr + offs, mask=offs < num_words, other=0), CARRY)
+    tl.store(num_nans_ptr + tl.program_id(0), tl.sum(acc, axis=0))
 
 
 @triton.jit
@@ -78,8 +76,8 @@ def _check_input(logits: torch.Tensor) -> None:
 def plan_for(logits: torch.Tensor, captured: bool = False) -> LaunchPlan:
     """The launch get_num_nans makes for this non-empty input, called eagerly or (`captured`) in a graph capture."""
     num_reqs, vocab_size = logits.shape
-    words_aligned = logits.data_ptr() % 4 == 0 and logits.stride(0) % 2 == 0  # every row starts on an int32 word
-    return plan_launch(num_reqs, vocab_size, logits.element_size(), tuning_for(logits.device), captured, words_aligned)
+    words = logits.data_ptr() % 4 == 0 and logits.stride(0) % 2 == 0 and vocab_size % 2 == 0  # rows of whole words
+    return plan_launch(num_reqs, vocab_size, logits.element_size(), tuning_for(logits.device), captured, words)
 
 
 class _Kind:
@@ -93,7 +91,7 @@ class _Kind:
         self.zeroed = plan.variant not in ("rows", "pairs")  # one program per row stores each count
         self.kernel, self.tail = {  # the plan's kernel and its arguments after (logits, row stride, output)
             "rows": (_num_nans_kernel, (plan.vocab_size, plan.block)),
-            "pairs": (_count_pairs_kernel, (plan.vocab_size, plan.block, HALF_NAN_CARRY.get(dtype)))}.get(plan.variant,
+            "pairs": (_count_pairs_kernel, (plan.vocab_size // 2, plan.block, PAIR_CARRY.get(dtype)))}.get(plan.variant,
             (_count_items_kernel, (plan.vocab_size, plan.num_items, plan.num_chunks, plan.chunk, plan.block)))
 
     def run(self, logits: torch.Tensor, relaunch: bool = False) -> torch.Tensor:
@@ -102,7 +100,8 @@ class _Kind:
         if plan is None:
             return torch.zeros(logits.shape[0], dtype=torch.int32, device=logits.device)
         out = (torch.zeros if self.zeroed else torch.empty)(plan.num_reqs, dtype=torch.int32, device=logits.device)
-        args = (logits, logits.stride(0), out, *self.tail)
+        source = logits.view(torch.int32) if plan.variant == "pairs" else logits  # pairs: the rows' int32 words
+        args = (source, source.stride(0), out, *self.tail)
         relaunch = relaunch and out.data_ptr() & 15 == 0  # kernels are compiled for a 16-byte aligned output
         if relaunch and self.compiled is not None:
             fastlaunch.relaunch(self.compiled, plan.grid, args)

@@ -44,7 +44,7 @@ def _is_nan_libdevice(x):
 is_nan_i32 = _is_nan_portable if libdevice is None else _is_nan_libdevice
 
 # 0x7FFF minus the infinity's magnitude bits: added to a half's magnitude, it carries past bit 15 iff that is a NaN
-HALF_NAN_CARRY: dict[torch.dtype, int] = {torch.bfloat16: 0x7FFF - 0x7F80, torch.float16: 0x7FFF - 0x7C00}
+PAIR_CARRY: dict[torch.dtype, int] = {torch.bfloat16: 0x7FFF - 0x7F80, torch.float16: 0x7FFF - 0x7C00}
 
 
 @triton.jit

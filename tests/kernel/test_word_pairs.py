@@ -1,5 +1,5 @@
 """16-bit rows read as int32 words of two elements (`pairs`): exact on every bit pattern, planned only where every
-row starts on a word, and every planted twin of the kernel caught (tests/kernel/pair_plants.py)."""
+row is whole words, and every planted twin of the kernel caught (tests/kernel/pair_plants.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -15,9 +15,9 @@ from tests.kernel.tunings import SMALL, plan_as_compiled
 
 PAIRS = replace(SMALL, split_rows=0, pair_block_bytes=64, pair_warps=4)  # never split; 16 words a step
 INF_BITS = {torch.bfloat16: 0x7F80, torch.float16: 0x7C00}
-CASES = [  # (dtype, rows, vocab, stride): even and odd rows, padded, one word to several steps
-    (torch.bfloat16, 1, 2, 2), (torch.bfloat16, 4, 67, 68), (torch.bfloat16, 3, 200, 202),
-    (torch.float16, 3, 64, 64), (torch.float16, 2, 129, 130), (torch.float16, 4, 31, 32)]
+CASES = [  # (dtype, rows, vocab, stride): one word to several steps and a partial one, padded
+    (torch.bfloat16, 1, 2, 2), (torch.bfloat16, 4, 68, 70), (torch.bfloat16, 3, 200, 202),
+    (torch.float16, 3, 64, 64), (torch.float16, 2, 130, 136), (torch.float16, 4, 30, 32)]
 IDS = [f"{str(d).removeprefix('torch.')}-{r}x{v}" + (f"-stride{s}" if s != v else "") for d, r, v, s in CASES]
 
 
@@ -39,7 +39,7 @@ def _run(dtype: torch.dtype, rows: int, vocab: int, stride: int, device: str) ->
     """(got, expected) for one case through the word-pair plan; expected from the raw bits alone."""
     bits = _bits(dtype, rows, vocab, stride, seed=rows * 1009 + vocab)
     expected = ((bits[:, :vocab].to(torch.int32) & 0x7FFF) > INF_BITS[dtype]).sum(-1).to(torch.int32)
-    plan = plan_launch(rows, vocab, 2, PAIRS, words_aligned=True)
+    plan = plan_launch(rows, vocab, 2, PAIRS, words=True)
     assert plan.variant == "pairs", plan
     got = num_nans.run_plan(bits.to(device).view(dtype)[:, :vocab], plan)
     return got, expected
@@ -64,25 +64,29 @@ def test_every_planted_pair_kernel_is_caught(plant: str, device: str, monkeypatc
     (1, 152064, 2, True, False, "pairs", 4096, 32),  # decode: a core per row, 16 KB of words a step, 32 warps
     (16, 262144, 2, True, False, "pairs", 4096, 32),
     (132, 152064, 2, True, False, "pairs", 4096, 32),  # a core each
-    (1, 152064, 2, False, False, "rows", 65536, 32),  # a row starting mid-word: elements
+    (1, 65538, 2, True, False, "pairs", 4096, 32),  # past one 128 KB whole-row step
+    (1, 65536, 2, True, False, "rows", 65536, 32),  # one whole-row step: elements
+    (1, 152064, 2, False, False, "rows", 65536, 32),  # not whole words (a row starting mid-word, or odd): elements
     (1, 152064, 4, True, False, "rows", 32768, 32),  # fp32: elements
     (133, 152064, 2, True, False, "rows", 16384, 16),  # more rows than cores: the batch fills the device
     (1, 152064, 2, True, True, "split", 2048, 8),  # captured: split over the device
-    (4, 300, 2, True, False, "pairs", 256, 2)])  # a narrow row: words up to its next power of two
+    (4, 300, 2, True, False, "rows", 512, 2)])  # a narrow row: elements
 def test_cuda_plans_word_pairs_for_a_few_aligned_16_bit_rows(
         monkeypatch: pytest.MonkeyPatch, rows: int, vocab: int, element_size: int, aligned: bool, captured: bool,
         variant: str, block: int, warps: int) -> None:
     plan_as_compiled(monkeypatch)
     tuning = launch.tuning_for(torch.device("cuda"), cores=132)
-    plan = plan_launch(rows, vocab, element_size, tuning, captured, words_aligned=aligned)
+    plan = plan_launch(rows, vocab, element_size, tuning, captured, words=aligned)
     assert (plan.variant, plan.block, plan.num_warps) == (variant, block, warps), plan
 
 
-@pytest.mark.parametrize("start, stride, variant", [(0, 1000, "pairs"), (2, 1000, "pairs"), (1, 1000, "rows"),
-                                                    (0, 999, "rows")])
-def test_wrapper_pairs_only_rows_that_start_on_a_word(start: int, stride: int, variant: str, device: str) -> None:
-    """An input 2 bytes into its storage, or with an odd row stride, has rows starting mid-word: elements there."""
-    rows, vocab = 3, 999
+@pytest.mark.parametrize("start, stride, vocab, variant", [
+    (0, 1000, 998, "pairs"), (2, 1000, 998, "pairs"), (1, 1000, 998, "rows"), (0, 999, 998, "rows"),
+    (0, 1000, 999, "rows")])
+def test_wrapper_pairs_only_rows_of_whole_words(start: int, stride: int, vocab: int, variant: str,
+                                                device: str) -> None:
+    """An input 2 bytes into its storage, an odd row stride or an odd row length: not whole words, elements there."""
+    rows = 3
     bits = _bits(torch.bfloat16, rows, vocab, stride, seed=start + stride)
     storage = torch.zeros(rows * stride + 8, dtype=torch.int16)
     storage[start : start + rows * stride] = bits.flatten()
