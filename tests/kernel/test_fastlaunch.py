@@ -91,8 +91,9 @@ def test_cuda_relaunches_after_a_verified_first_call(monkeypatch: pytest.MonkeyP
     calls: list[int] = []
     real = fastlaunch.relaunch
     monkeypatch.setattr(fastlaunch, "relaunch", lambda *args: (calls.append(1), real(*args)))
-    for rows, vocab in ((1, 20000), (3, 5000), (600, 300), (2, 300000)):  # whole rows, and a split of long rows
-        x = torch.full((rows, vocab), float("nan"), device="cuda")
+    for rows, vocab, dtype in ((1, 20000, torch.float32), (3, 5000, torch.float32), (600, 300, torch.float32),
+                               (2, 300000, torch.float32), (2, 152064, torch.bfloat16)):  # whole rows, a split of
+        x = torch.full((rows, vocab), float("nan"), device="cuda", dtype=dtype)  # long rows, word pairs
         x[:, :7] = 0.0
         before = len(calls)
         for _ in range(3):
