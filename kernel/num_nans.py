@@ -127,8 +127,8 @@ def _kind(logits: torch.Tensor, captured: bool) -> _Kind:
     interpreter flag can change between calls)."""
     key = ((logits.dtype, logits.shape, logits.stride(), logits.device, logits.data_ptr() & 15, captured)
            if type(logits) is torch.Tensor and logits.device.type != "cpu" else None)
-    if key in _KINDS:
-        return _KINDS[key]
+    if (found := _KINDS.get(key)) is not None:  # one lookup per call: this is every eager call's path
+        return found
     _check_input(logits)  # raises on what it refuses: nothing is remembered for a refused input
     num_reqs, vocab_size = logits.shape
     kind = _Kind(plan_for(logits, captured=captured) if num_reqs and vocab_size else None, logits.dtype)
