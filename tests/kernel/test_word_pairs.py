@@ -80,13 +80,16 @@ def test_cuda_plans_word_pairs_for_a_few_aligned_16_bit_rows(
     assert (plan.variant, plan.block, plan.num_warps) == (variant, block, warps), plan
 
 
-@pytest.mark.parametrize("start, stride, vocab, variant", [
-    (0, 1000, 998, "pairs"), (2, 1000, 998, "pairs"), (1, 1000, 998, "rows"), (0, 999, 998, "rows"),
-    (0, 1000, 999, "rows")])
-def test_wrapper_pairs_only_rows_of_whole_words(start: int, stride: int, vocab: int, variant: str,
+@pytest.mark.parametrize("start, pad, trim, whole_words", [
+    (0, 2, 0, True), (2, 2, 0, True), (1, 2, 0, False), (0, 1, 0, False), (0, 2, 1, False)])
+def test_wrapper_pairs_only_rows_of_whole_words(start: int, pad: int, trim: int, whole_words: bool,
                                                 device: str) -> None:
-    """An input 2 bytes into its storage, an odd row stride or an odd row length: not whole words, elements there."""
-    rows = 3
+    """An input 2 bytes into its storage, an odd row stride or an odd row length: not whole words, elements there.
+    Rows are one element pair longer than the device's whole-row step, the shortest rows pairs pay on."""
+    tuning = launch.tuning_for(torch.device(device))
+    even = max(998, tuning.few_row_block_bytes // 2 + 2)
+    rows, vocab, stride = 3, even - trim, even + pad
+    variant = "pairs" if whole_words and tuning.pair_block_bytes else "rows"
     bits = _bits(torch.bfloat16, rows, vocab, stride, seed=start + stride)
     storage = torch.zeros(rows * stride + 8, dtype=torch.int16)
     storage[start : start + rows * stride] = bits.flatten()
