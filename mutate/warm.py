@@ -17,6 +17,7 @@ worker that runs the cases; on the CPU in a worker started with `--compile-only`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import os
@@ -28,6 +29,7 @@ from typing import IO, Any
 
 UNPLACED = "cannot place the input"  # a case skipped for memory: the mutant is not judged on it
 CASES_DIR_VAR = "MUTATE_CASES_DIR"  # where a run's workers share built cases (set by mutate.cli per suite revision)
+LAUNCH_MEMO_VAR = "MUTATE_LAUNCH_MEMO"  # "0": every interpreted launch runs (mutate.launch_memo off)
 FAMILY_TEST = "tests/precision/test_families.py::test_case"  # the pytest test every family case runs in
 
 
@@ -44,6 +46,7 @@ class Worker:
         self.table: dict[str, tuple[Any, str]] = {}
         self.fast: list[str] = []
         self.built: dict[str, Any] = {}
+        self.memo: Any = None
         if compile_only:  # mutate.tce on the CPU: Triton compiles for a GPU target, never interpreted here
             os.environ.pop("TRITON_INTERPRET", None)
             return
@@ -54,6 +57,10 @@ class Worker:
 
         self.backend = backends.resolve(device)
         self.backend.prepare()
+        if os.environ.get(LAUNCH_MEMO_VAR, "1") != "0":
+            from mutate.launch_memo import LaunchMemo
+
+            self.memo = LaunchMemo()
         context = suite_context(self.backend)
         from mutate.suite import FAST_FAMILY_MARKERS
 
@@ -76,63 +83,77 @@ class Worker:
         return self.built[key]
 
     def judge(self, job: dict[str, Any]) -> dict[str, Any]:
-        """One module through the job's cases; stops at the first failing check unless `all` is set."""
-        from harness import backends
-        from harness.compare import message
-        from harness.judge import PathNotRun, judge_built
-        from harness.target import KernelLoadError, load
-        from mutate.coverage import Recorder, recording, to_json
+        """One module through the job's cases; stops at the first failing check unless `all` is set. A mutant's
+        interpreted launches are replayed from the worker's launch memo (mutate.launch_memo); the traced original's only kept."""
+        from mutate.coverage import Recorder
+        from mutate.launch_memo import replaying
 
         paths = [p for p in job.get("paths", []) if p not in sys.path]
         sys.path[:0] = paths
         before = set(sys.modules)
         recorder = Recorder(job["trace"]) if job.get("trace") else None
         out: dict[str, Any] = {"op": "done", "failed": [], "skipped": [], "times": {}, "coverage": {}, "ran": 0}
+        memo = contextlib.nullcontext() if self.memo is None else replaying(self.memo, replay=recorder is None)
         try:
-            try:
-                target = load(job["module"])
-            except KernelLoadError as exc:
-                return {**out, "status": "load_error", "message": str(exc)}
-            for case in job["cases"]:
-                fc, path = self.table[case]
-                self.reply({"op": "case", "nodeid": case})
-                start = time.perf_counter()
-                try:
-                    built = self._built(fc)
-                    if recorder is not None:
-                        with recording(recorder):
-                            judged = judge_built(target, self.backend, built, fc.family.params(fc.case), path)
-                        out["coverage"][case] = to_json(recorder.take())
-                    else:
-                        judged = judge_built(target, self.backend, built, fc.family.params(fc.case), path)
-                except PathNotRun as exc:
-                    out["skipped"].append([case, str(exc)])
-                    continue
-                except (RuntimeError, MemoryError) as exc:
-                    if not backends.is_memory_error(exc):  # a faulted device (this mutant's or an earlier job's launch)
-                        out["device_fault"] = f"{case}: {type(exc).__name__}: {str(exc)[:400]}"
-                        break
-                    out["skipped"].append([case, f"{UNPLACED}: {exc}"])
-                    continue
-                finally:
-                    out["times"][case] = round(time.perf_counter() - start, 4)
-                    if recorder is not None:  # streamed: a later case that ends the worker loses nothing
-                        launches = {k: sorted(v) for k, v in recorder.take_launches().items()}
-                        self.reply({"op": "ran", "nodeid": case, "seconds": out["times"][case],
-                                    "coverage": out["coverage"].get(case, {}), "launches": launches})
-                out["ran"] += 1
-                if not judged.check.ok:
-                    out["failed"].append({"nodeid": case, "verdict": judged.check.verdict,
-                                          "message": message(judged.check), "refusal": judged.check.refusal,
-                                          "family": fc.family.name})
-                    if not job.get("all"):
-                        break
-            fault = out.get("device_fault") or self.device_fault()
-            if fault:
-                return {**out, "status": "fault", "device_fault": fault}
-            return {**out, "status": "failed" if out["failed"] else "passed"}
+            with memo:
+                return self._judge_cases(job, recorder, out)
         finally:
             _forget(job["module"], before, paths)
+            if self.memo is not None:
+                m = self.memo
+                print(f"launch memo: {m.hits} replayed, {m.misses} run and kept, {m.bypassed} run as is; "
+                      f"{m.stored_bytes >> 20} MiB kept", file=sys.stderr, flush=True)
+
+    def _judge_cases(self, job: dict[str, Any], recorder: Any, out: dict[str, Any]) -> dict[str, Any]:
+        """The job's cases in order through harness.judge (see judge)."""
+        from harness import backends
+        from harness.compare import message
+        from harness.judge import PathNotRun, judge_built
+        from harness.target import KernelLoadError, load
+        from mutate.coverage import recording, to_json
+
+        try:
+            target = load(job["module"])
+        except KernelLoadError as exc:
+            return {**out, "status": "load_error", "message": str(exc)}
+        for case in job["cases"]:
+            fc, path = self.table[case]
+            self.reply({"op": "case", "nodeid": case})
+            start = time.perf_counter()
+            try:
+                built = self._built(fc)
+                if recorder is not None:
+                    with recording(recorder):
+                        judged = judge_built(target, self.backend, built, fc.family.params(fc.case), path)
+                    out["coverage"][case] = to_json(recorder.take())
+                else:
+                    judged = judge_built(target, self.backend, built, fc.family.params(fc.case), path)
+            except PathNotRun as exc:
+                out["skipped"].append([case, str(exc)])
+                continue
+            except (RuntimeError, MemoryError) as exc:
+                if not backends.is_memory_error(exc):  # a faulted device (this mutant's or an earlier job's launch)
+                    out["device_fault"] = f"{case}: {type(exc).__name__}: {str(exc)[:400]}"
+                    break
+                out["skipped"].append([case, f"{UNPLACED}: {exc}"])
+                continue
+            finally:
+                out["times"][case] = round(time.perf_counter() - start, 4)
+                if recorder is not None:  # streamed: a later case that ends the worker loses nothing
+                    launches = {k: sorted(v) for k, v in recorder.take_launches().items()}
+                    self.reply({"op": "ran", "nodeid": case, "seconds": out["times"][case],
+                                "coverage": out["coverage"].get(case, {}), "launches": launches})
+            out["ran"] += 1
+            if not judged.check.ok:
+                out["failed"].append({"nodeid": case, "verdict": judged.check.verdict,
+                                      "message": message(judged.check), "refusal": judged.check.refusal,
+                                      "family": fc.family.name})
+                if not job.get("all"):
+                    break
+        fault = out.get("device_fault") or self.device_fault()
+        if fault:
+            return {**out, "status": "fault", "device_fault": fault}
+        return {**out, "status": "failed" if out["failed"] else "passed"}
 
     def device_fault(self) -> str | None:
         """The error a sticky device fault raises on the next synchronize (an illegal address, a launch failure
