@@ -81,6 +81,8 @@ def replaying(memo: LaunchMemo, replay: bool = True) -> Iterator[LaunchMemo]:
 
 def _bytes_of(tensor: torch.Tensor) -> torch.Tensor:
     """The whole storage under a tensor as uint8: what a kernel given its pointer can read or write."""
+    if tensor.device.type != "cpu":
+        raise Unsupported("a tensor off the CPU")
     storage = tensor.untyped_storage()
     if storage.nbytes() > MAX_STORAGE_BYTES:
         raise Unsupported("storage too large to hash")
@@ -175,7 +177,7 @@ def _memo_run(original: Any) -> Any:
             key = launch_key(self, args, kwargs, grid)
             tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
             before = [_digest(t) for _, t in tensors]
-        except Unsupported:
+        except Exception:  # noqa: BLE001 - anything the key cannot describe (Unsupported, a hostile tensor): run it
             memo.bypassed += 1
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         effect = memo.get(key) if _state.replay else None
@@ -186,7 +188,10 @@ def _memo_run(original: Any) -> Any:
             return None
         memo.misses += 1
         result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
-        changed = [(i, _bytes_of(t).clone()) for (i, t), digest in zip(tensors, before) if _digest(t) != digest]
+        try:
+            changed = [(i, _bytes_of(t).clone()) for (i, t), digest in zip(tensors, before) if _digest(t) != digest]
+        except Exception:  # noqa: BLE001 - an effect that cannot be read back is not kept
+            return result
         memo.put(key, changed)
         return result
 

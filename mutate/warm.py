@@ -182,12 +182,16 @@ class Worker:
 
     def pytest(self, job: dict[str, Any]) -> dict[str, Any]:
         """The job's pytest arguments run here (`--nan-in-process`): the suite's other tests without a new
-        interpreter, torch and Triton imports, an xdist worker and a probe child; its results.json says the rest."""
+        interpreter, torch and Triton imports, an xdist worker and a probe child, interpreted launches replayed from
+        the launch memo; its results.json says the rest."""
         import pytest
+
+        from mutate.launch_memo import replaying
 
         before = set(sys.modules)
         try:
-            code = pytest.main(list(job["argv"]))
+            with contextlib.nullcontext() if self.memo is None else replaying(self.memo):
+                code = pytest.main(list(job["argv"]))
         finally:
             _forget(job["module"], before, [])
         fault = self.device_fault()

@@ -116,3 +116,15 @@ def test_recording_only_runs_every_launch_and_keeps_it_for_later(tmp_path: Path)
     with replaying(memo):
         _, out = _launch(mod, [1, 2])
     assert (memo.misses, memo.hits) == (2, 1) and out.tolist() == [4, 7]
+
+
+def test_storages_past_the_hash_limit_run_as_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mutate import launch_memo
+
+    monkeypatch.setattr(launch_memo, "MAX_STORAGE_BYTES", 8)  # the 5-int32 input (20 bytes) is now too large
+    mod = _module(tmp_path, "memo_large")
+    memo = LaunchMemo()
+    with replaying(memo):
+        _launch(mod, [1, 2, 3, 4, 5])
+        _, out = _launch(mod, [1, 2, 3, 4, 5])
+    assert (memo.bypassed, memo.misses, memo.hits) == (2, 0, 0) and out.tolist() == [4, 7, 10, 13, 16]
