@@ -2,8 +2,6 @@
 the globals it names included), same argument bytes, same grid; a replay leaves every argument as the run did."""
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -11,6 +9,7 @@ import pytest
 import torch
 
 from mutate import compiled
+from mutate.equivalence import load_file
 from mutate.launch_memo import LaunchMemo, replaying
 
 KERNEL = '''
@@ -44,12 +43,7 @@ def _module(tmp_path: Path, name: str, scale: int = 3, offset: int = 1, writes: 
     """A kernel module of its own (as a mutant's copy is): same source text but for the given changes."""
     path = tmp_path / f"{name}.py"
     path.write_text(KERNEL.format(scale=scale, offset=offset, writes=writes))
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_file(name, path)
 
 
 def _launch(module: ModuleType, values: list[int], grid: object = (1,)) -> tuple[torch.Tensor, torch.Tensor]:
