@@ -5,8 +5,8 @@ most mutants change host code (the wrapper, the launch plan) or one kernel of se
 exactly a launch an earlier mutant (or the original) made. A launch is replayed only when everything it can see is
 equal: the source of the launched `@triton.jit` function and of every jit function it names, transitively, with
 the value of every global it names (a constant a host-side mutant changed is a different launch); every argument
-(tensors by dtype, shape, strides, offset and a hash of their whole storage, so padding and neighbouring rows
-count; scalars by type and value); and the grid. Its effect, every argument storage it changed, is written back.
+(positional or keyword; tensors by dtype, shape, strides, offset and a hash of their whole storage, so padding and
+neighbouring rows count; scalars by type and value); and the grid. Its effect, every argument storage it changed, is written back.
 A launch that raises is never remembered; an argument of any other kind, a grid computed by a callable or a
 storage past `MAX_STORAGE_BYTES` is run as is. Only while `replaying()` is active: mutant jobs in mutate.warm
 replay; the traced original only records (its coverage needs the kernel's lines to run).
@@ -28,6 +28,7 @@ import torch
 MAX_STORAGE_BYTES = 256 << 20  # larger storages are not hashed: the launch runs
 MAX_MEMO_BYTES = 1 << 30  # stored effects kept per worker, least recently used dropped first
 SIMPLE = (int, float, bool, str, type(None))
+Position = int | str  # where a launch argument sits: its index among the positional ones, or its keyword
 FIXED_PACKAGES = ("triton", "torch", "numpy", "math")  # the same for every mutant: named, never read through
 
 
@@ -40,19 +41,19 @@ class LaunchMemo:
     """Effects of interpreted launches by key, least recently used dropped past `limit_bytes`; counts for the log."""
 
     limit_bytes: int = MAX_MEMO_BYTES
-    effects: OrderedDict[str, list[tuple[int, torch.Tensor]]] = field(default_factory=OrderedDict)
+    effects: OrderedDict[str, list[tuple[Position, torch.Tensor]]] = field(default_factory=OrderedDict)
     stored_bytes: int = 0
     hits: int = 0
     misses: int = 0
     bypassed: int = 0
 
-    def get(self, key: str) -> list[tuple[int, torch.Tensor]] | None:
+    def get(self, key: str) -> list[tuple[Position, torch.Tensor]] | None:
         found = self.effects.get(key)
         if found is not None:
             self.effects.move_to_end(key)
         return found
 
-    def put(self, key: str, effect: list[tuple[int, torch.Tensor]]) -> None:
+    def put(self, key: str, effect: list[tuple[Position, torch.Tensor]]) -> None:
         size = sum(t.numel() for _, t in effect)
         if size > self.limit_bytes:
             return
@@ -151,20 +152,32 @@ def _code_key(jit: Any) -> str:
     return key
 
 
-def _arg_key(value: Any) -> str:
-    if isinstance(value, torch.Tensor):
-        return (f"T:{value.dtype}:{tuple(value.shape)}:{value.stride()}:{value.storage_offset()}:"
-                f"{value.untyped_storage().nbytes()}:{_digest(value)}")
-    return _value_key(value)
+def _arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[tuple[Position, Any]]:
+    return [*enumerate(args), *sorted(kwargs.items())]
 
 
-def launch_key(jit: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any) -> str:
-    """Everything an interpreted launch can see, as one string (Unsupported when something cannot be named)."""
+def _argument(args: tuple[Any, ...], kwargs: dict[str, Any], position: Position) -> Any:
+    return args[position] if isinstance(position, int) else kwargs[position]
+
+
+def storage_digests(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[Position, str]:
+    """A hash of the whole storage of every tensor argument, positional or keyword."""
+    return {pos: _digest(a) for pos, a in _arguments(args, kwargs) if isinstance(a, torch.Tensor)}
+
+
+def launch_key(jit: Any, args: tuple[Any, ...], kwargs: dict[str, Any], grid: Any,
+               digests: dict[Position, str]) -> str:
+    """Everything an interpreted launch can see, as one string (Unsupported when something cannot be named);
+    `digests` from storage_digests."""
     if callable(grid) or not isinstance(grid, (tuple, list, int)):
         raise Unsupported("a computed grid")
     parts = [_code_key(jit), f"grid={tuple(grid) if not isinstance(grid, int) else (grid,)}"]
-    parts += [_arg_key(a) for a in args]
-    parts += [f"{k}={_arg_key(v)}" for k, v in sorted(kwargs.items())]
+    for pos, value in _arguments(args, kwargs):
+        if isinstance(value, torch.Tensor):
+            parts.append(f"{pos}=T:{value.dtype}:{tuple(value.shape)}:{value.stride()}:{value.storage_offset()}:"
+                         f"{value.untyped_storage().nbytes()}:{digests[pos]}")
+        else:
+            parts.append(f"{pos}={_value_key(value)}")
     return hashlib.blake2b("\n".join(parts).encode(), digest_size=20).hexdigest()
 
 
@@ -174,9 +187,8 @@ def _memo_run(original: Any) -> Any:
         if memo is None or warmup:
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
         try:
-            key = launch_key(self, args, kwargs, grid)
-            tensors = [(i, a) for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
-            before = [_digest(t) for _, t in tensors]
+            before = storage_digests(args, kwargs)
+            key = launch_key(self, args, kwargs, grid, before)
         except Exception:  # noqa: BLE001 - anything the key cannot describe (Unsupported, a hostile tensor): run it
             memo.bypassed += 1
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
@@ -184,12 +196,13 @@ def _memo_run(original: Any) -> Any:
         if effect is not None:
             memo.hits += 1
             for position, after in effect:
-                _bytes_of(args[position]).copy_(after)
+                _bytes_of(_argument(args, kwargs, position)).copy_(after)
             return None
         memo.misses += 1
         result = original(self, *args, grid=grid, warmup=warmup, **kwargs)
         try:
-            changed = [(i, _bytes_of(t).clone()) for (i, t), digest in zip(tensors, before) if _digest(t) != digest]
+            changed = [(pos, _bytes_of(t).clone()) for pos, digest in before.items()
+                       if _digest(t := _argument(args, kwargs, pos)) != digest]
         except Exception:  # noqa: BLE001 - an effect that cannot be read back is not kept
             return result
         memo.put(key, changed)

@@ -122,3 +122,18 @@ def test_storages_past_the_hash_limit_run_as_is(tmp_path: Path, monkeypatch: pyt
         _launch(mod, [1, 2, 3, 4, 5])
         _, out = _launch(mod, [1, 2, 3, 4, 5])
     assert (memo.bypassed, memo.misses, memo.hits) == (2, 0, 0) and out.tolist() == [4, 7, 10, 13, 16]
+
+
+def test_tensors_passed_by_keyword_are_hashed_and_replayed(tmp_path: Path) -> None:
+    mod = _module(tmp_path, "memo_keywords", writes=2)
+    memo = LaunchMemo()
+    outs = []
+    with replaying(memo):
+        for _ in range(2):
+            x = torch.tensor([1, 2, 3], dtype=torch.int32)
+            out = torch.full((3,), -1, dtype=torch.int32)
+            mod.kern[(1,)](x_ptr=x, out_ptr=out, n=3, BLOCK=8)
+            outs.append((x, out))
+    assert (memo.misses, memo.hits) == (1, 1)
+    for x, out in outs:  # the replay wrote the output and the input as the run did
+        assert out.tolist() == [4, 7, 10] and x.tolist() == [7, 7, 3]
