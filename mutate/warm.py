@@ -57,7 +57,9 @@ class Worker:
 
         self.backend = backends.resolve(device)
         self.backend.prepare()
-        if os.environ.get(LAUNCH_MEMO_VAR, "1") != "0":
+        from mutate.compiled import interpreted_here
+
+        if os.environ.get(LAUNCH_MEMO_VAR, "1") != "0" and interpreted_here():  # compiled launches: nothing to replay
             from mutate.launch_memo import LaunchMemo
 
             self.memo = LaunchMemo()
@@ -86,16 +88,14 @@ class Worker:
         """One module through the job's cases; stops at the first failing check unless `all` is set. A mutant's
         interpreted launches are replayed from the worker's launch memo (mutate.launch_memo); the traced original's only kept."""
         from mutate.coverage import Recorder
-        from mutate.launch_memo import replaying
 
         paths = [p for p in job.get("paths", []) if p not in sys.path]
         sys.path[:0] = paths
         before = set(sys.modules)
         recorder = Recorder(job["trace"]) if job.get("trace") else None
         out: dict[str, Any] = {"op": "done", "failed": [], "skipped": [], "times": {}, "coverage": {}, "ran": 0}
-        memo = contextlib.nullcontext() if self.memo is None else replaying(self.memo, replay=recorder is None)
         try:
-            with memo:
+            with self._memo(replay=recorder is None):
                 return self._judge_cases(job, recorder, out)
         finally:
             _forget(job["module"], before, paths)
@@ -103,6 +103,12 @@ class Worker:
                 m = self.memo
                 print(f"launch memo: {m.hits} replayed, {m.misses} run and kept, {m.bypassed} run as is; "
                       f"{m.stored_bytes >> 20} MiB kept", file=sys.stderr, flush=True)
+
+    def _memo(self, replay: bool) -> contextlib.AbstractContextManager[Any]:
+        """The launch memo around a job (mutate.launch_memo), or nothing where there is none (compiled, or off)."""
+        from mutate.launch_memo import replaying
+
+        return contextlib.nullcontext() if self.memo is None else replaying(self.memo, replay=replay)
 
     def _judge_cases(self, job: dict[str, Any], recorder: Any, out: dict[str, Any]) -> dict[str, Any]:
         """The job's cases in order through harness.judge (see judge)."""
@@ -186,11 +192,9 @@ class Worker:
         the launch memo; its results.json says the rest."""
         import pytest
 
-        from mutate.launch_memo import replaying
-
         before = set(sys.modules)
         try:
-            with contextlib.nullcontext() if self.memo is None else replaying(self.memo):
+            with self._memo(replay=True):
                 code = pytest.main(list(job["argv"]))
         finally:
             _forget(job["module"], before, [])
