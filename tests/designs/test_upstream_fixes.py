@@ -108,7 +108,8 @@ def test_the_fixed_design_passes_the_whole_suite(design: str, tmp_path: Path, se
     assert len(run.records) > 400 and not run.failed, run.describe()
 
 
-def test_install_serves_the_fixed_source_to_triton(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_install_serves_the_fixed_source_to_triton(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  device: str) -> None:
     """Triton builds kernels from inspect.getsource, not from the code object: the setup must fix what it reads."""
     import inspect
     import sys
@@ -126,10 +127,10 @@ def test_install_serves_the_fixed_source_to_triton(tmp_path: Path, monkeypatch: 
         assert upstream_fixes.loaded_fixes(module)
         assert ".to(tl.int64)" in inspect.getsource(module._num_nans_kernel.fn)
         assert module.__file__ == str(tmp_path / f"{name}.py")
-        logits = torch.zeros(3, 5)
+        logits = torch.zeros(3, 5, device=device)  # compiled Triton takes only tensors on its device
         logits[0, :] = float("nan")  # transposed: every row holds one NaN
         counts = module.get_num_nans(logits.t())
-        assert counts.tolist() == [1] * 5
+        assert counts.device.type == device and counts.tolist() == [1] * 5
     finally:
         sys.modules.pop(name, None)
 
