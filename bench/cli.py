@@ -8,8 +8,10 @@ import os
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 
 DEVICES = ("auto", "cpu", "cuda", "npu")
+EXIT_USAGE = 2  # argparse's own
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -18,11 +20,46 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         help="auto: npu, then cuda, then cpu (the interpreter: smoke run, numbers mean nothing)")
     parser.add_argument("--kernel", default="kernel", metavar="MODULE",
                         help="module exposing get_num_nans (same convention as the precision suite)")
+    parser.add_argument("--kernel-path", action="append", default=[], type=kernel_folder, metavar="DIR",
+                        help="folder to import --kernel from (put first on sys.path; as the suite's option); "
+                             "repeatable")
     parser.add_argument("--quick", action="store_true", help="a few shapes, shorter timing (under a minute on a GPU)")
     parser.add_argument("--out", default="out/bench.json", help="bench.json path (default out/bench.json)")
     parser.add_argument("--plot", default=None, help="PNG path (default: bench.png beside --out; '' for none)")
     parser.add_argument("-k", dest="select", default="", help="only shapes whose key contains this text")
     return parser.parse_args(argv)
+
+
+def kernel_folder(text: str) -> str:
+    """--kernel-path: an existing folder, resolved against the working folder as the suite resolves it."""
+    path = Path(text).resolve()
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: not a folder")
+    return str(path)
+
+
+class Stop(Exception):
+    """The run cannot start: its exit status and the one line that says why."""
+
+    def __init__(self, code: int, why: str) -> None:
+        super().__init__(why)
+        self.code = code
+
+
+def start(args: argparse.Namespace) -> tuple[str, ModuleType]:
+    """The backend, prepared (one this machine lacks is the machine's failure: ENVIRONMENT, exit 6, as in the
+    suite), then --kernel imported with the --kernel-path folders first on sys.path (one that does not import: 2)."""
+    from harness.environment_failures import ENVIRONMENT_EXIT
+
+    try:
+        device = resolve_device(args.device)
+    except RuntimeError as exc:
+        raise Stop(ENVIRONMENT_EXIT, f"ENVIRONMENT: {exc} (exit {ENVIRONMENT_EXIT}, nothing timed)") from None
+    sys.path[:0] = args.kernel_path
+    try:
+        return device, importlib.import_module(args.kernel)
+    except ImportError as exc:
+        raise Stop(EXIT_USAGE, f"--kernel {args.kernel}: does not import here: {exc}") from None
 
 
 def resolve_device(requested: str) -> str:
@@ -59,7 +96,11 @@ def _cells(values: dict[str, float | None]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    device = resolve_device(args.device)
+    try:
+        device, module = start(args)
+    except Stop as stop:
+        print(f"python -m bench: {stop}", file=sys.stderr)
+        return stop.code
     from bench import SCHEMA, plot, report, shapes
     from bench.env import environment
     from bench.measure import (
@@ -71,7 +112,6 @@ def main(argv: list[str] | None = None) -> int:
 
     import torch
 
-    module = importlib.import_module(args.kernel)
     cores = tuning_for(torch.device(device)).cores
     reps = repetitions(device, args.quick)
     setup = Setup(device, module.get_num_nans, cores, reps)

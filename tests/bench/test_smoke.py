@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -57,15 +58,19 @@ def test_cpu_smoke_writes_a_labelled_bench_json(tmp_path: Path) -> None:
 
 
 def test_wrong_counts_stop_the_run_before_timing(tmp_path: Path) -> None:
-    proc = _bench(tmp_path, "--kernel", "tests.bench.fixtures.off_by_one", "-k", "fp32")
-    assert proc.returncode == 1
+    """The planted kernel from a folder on no path: --kernel-path, as the suite and mutate take it."""
+    (tmp_path / "mine").mkdir()
+    shutil.copy(ROOT / "tests" / "bench" / "fixtures" / "off_by_one.py", tmp_path / "mine" / "my_off_by_one.py")
+    proc = _bench(tmp_path, "--kernel", "my_off_by_one", "--kernel-path", str(tmp_path / "mine"), "-k", "fp32")
+    assert proc.returncode == 1, proc.stderr
     assert "verification failed, nothing timed" in proc.stderr and "kernel: counts differ" in proc.stderr
     assert "timed " not in proc.stdout
     assert not (tmp_path / "bench.json").exists()
 
 
-@pytest.mark.parametrize("argv", [["--device", "tpu"]])
-def test_bad_device_is_a_usage_error(argv: list[str]) -> None:
+@pytest.mark.parametrize(("argv", "said"), [(["--device", "tpu"], "invalid choice: 'tpu'"),
+                                           (["--kernel-path", "no/such/folder"], "no/such/folder: not a folder")])
+def test_bad_arguments_are_a_usage_error(argv: list[str], said: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "bench", *argv], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=hang_limit(slowest_s=0.1))
-    assert proc.returncode == 2
+    assert proc.returncode == 2 and said in proc.stderr, proc.stderr

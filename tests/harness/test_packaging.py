@@ -31,9 +31,11 @@ def shipped() -> list[str]:
     return pyproject()["tool"]["setuptools"]["packages"]
 
 
-def test_every_package_of_a_shipped_package_is_shipped() -> None:
-    """A subpackage added under kernel/, cases/, ... without being listed would be missing from an install."""
-    tops = {name for name in shipped() if "." not in name}
+def test_every_package_of_the_checkout_is_shipped() -> None:
+    """A package (mutate/) or a subpackage added under kernel/, cases/, ... without being listed would be missing
+    from an install: every package of the checkout but its tests."""
+    tops = {init.parent.name for init in ROOT.glob("*/__init__.py")} - {"tests"}
+    assert tops <= set(shipped()), f"not shipped: {sorted(tops - set(shipped()))}"
     found = {".".join(init.parent.relative_to(ROOT).parts) for top in tops for init in (ROOT / top).rglob("__init__.py")
              if "__pycache__" not in init.parts}
     assert found == set(shipped()) - {cli.SUITE_PACKAGE}

@@ -1,10 +1,11 @@
 """nightly.dropin: the suite as one test of a kernel repository's own `pytest -sv <file>`.
 
-End to end: a throwaway repository with a copied correct kernel (tests/designs/independent.py) and the drop-in file
-`python -m nightly.dropin` prints, run with exactly `python -m pytest -sv tests/test_num_nans_harness.py`; then the
-same kernel with tests/planted/pred_inf.py's bug. To stay affordable on 2 shared cores the suite's selection is
-narrowed through $NAN_HARNESS_ARGS (`-m nan_special -k fp32`: the two cases that catch the bug); a nightly leaves
-it unset and runs the whole suite. Never a false green: stand-in suites that crash, write nothing, write another
+End to end: a throwaway repository with a copied kernel (tests/designs/independent.py) given tests/planted/pred_inf.py's
+bug and the drop-in file `python -m nightly.dropin` prints, run with exactly `python -m pytest -sv
+tests/test_num_nans_harness.py` (the correct kernel passes it, installed as the docs' CI step says:
+tests/nightly/test_ci_step.py). To stay affordable on 2 shared cores the suite's selection is narrowed through
+$NAN_HARNESS_ARGS (`-m nan_special -k fp32`: the two cases that catch the bug); a nightly leaves it unset and runs
+the whole suite. Never a false green: stand-in suites that crash, write nothing, write another
 run's file, do not finish, skip everything or import the kernel from elsewhere all fail the drop-in test.
 """
 from __future__ import annotations
@@ -52,18 +53,9 @@ def reports(repo: Path) -> dict[str, Path]:
     return {kind: repo / dropin.DEFAULT_OUT / name for kind, name in dropin.REPORTS.items()}
 
 
-def test_the_drop_in_passes_a_correct_module_and_fails_a_planted_one_with_the_verdict(tmp_path: Path) -> None:
+def test_the_drop_in_fails_a_planted_module_with_the_verdict(tmp_path: Path) -> None:
+    """The same kernel with the planted bug (the correct one passes the drop-in: tests/nightly/test_ci_step.py)."""
     assert CORRECT_TEST in DESIGN
-    good = kernel_repo(tmp_path / "good", DESIGN)
-    done = nightly_command(good)
-    text = done.stdout + done.stderr
-    assert done.returncode == 0, text
-    assert "nan-harness: PASS: kernel my_kernels.num_nans on cpu: 2 tests: 2 pass" in text
-    assert "PASSED" in text and "1 passed" in text
-    assert all(p.is_file() for p in reports(good).values()), text
-    doc = json.loads(reports(good)["json"].read_text())
-    assert doc["finished"] and doc["environment"]["Kernel file"] == str(good / "my_kernels" / "num_nans.py")
-
     bad = kernel_repo(tmp_path / "bad", DESIGN.replace(CORRECT_TEST, PLANTED))
     done = nightly_command(bad)
     text = done.stdout + done.stderr
@@ -83,7 +75,7 @@ def test_a_module_that_does_not_import_fails_the_drop_in(tmp_path: Path) -> None
     done = nightly_command(repo)
     text = done.stdout + done.stderr
     assert done.returncode == 1, text
-    assert "nan-harness: INCOMPLETE (not finished" in text and "pytest exited 4 (usage error): not judged" in text
+    assert "nan-harness: INCOMPLETE (usage error)" in text and "pytest exited 4 (usage error): not judged" in text
     assert "No module named 'nan_dropin_missing_dependency'" in text and "1 failed" in text
 
 

@@ -1,0 +1,138 @@
+"""docs/nightly.md's CI step for a kernel repository, run as written, from a checkout of this project.
+
+A kernel repository (a copied correct kernel, tests/designs/independent.py, and the drop-in file), this project's
+checkout where the step's `actions/checkout` puts it, a runner's Python that already holds torch, triton and
+pytest (tests/support/node.py: as after the backend's own install step), then the step's `run:` lines in bash in
+the repository with the step's `env:`. The test sets only what the step leaves to the job: the device (cpu), an
+affordable selection ($NAN_HARNESS_ARGS, as tests/nightly/test_dropin.py), $GITHUB_STEP_SUMMARY, and pip's
+settings: no index (everything but this project is installed already, so nothing is downloaded) and no build
+isolation (setuptools is there). Then what the job keeps: the reports under upload-artifact's path, the summary;
+and, from that install and outside the checkout, every tool the docs name starts (`--help`).
+"""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import textwrap
+from pathlib import Path
+
+from nightly import dropin
+from tests.nightly.test_bisect import CORRECT_TEST, DESIGN
+from tests.nightly.test_dropin import FILE, KERNEL, SELECTION
+from tests.support.limits import hang_limit
+from tests.support.node import base_python, checkout_copy, shell_env
+from tests.support.subrun import ROOT
+
+DOCS = ROOT / "docs" / "nightly.md"
+STEP_SLOWEST_S = 50.0  # pip install of the checkout (nothing else to fetch) and the drop-in's 2-case suite:
+# 41-50 s on 2 cores beside other pytest runs, 116 s at load 7
+# documented modules that are no tool to start from an install: pytest's and pip's, the checkout's tests, and one
+# GPU measurement that needs CUDA to import
+NOT_TOOLS = ("pytest", "pip", "tox", "tests.", "bench.decode_sweep")
+HELP_ALL = """import contextlib, io, json, runpy, sys
+codes = {}
+for name in sys.argv[1:]:
+    sys.argv, out = [name, "--help"], io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            runpy.run_module(name, run_name="__main__", alter_sys=True)
+        codes[name] = 0
+    except SystemExit as stop:
+        codes[name] = stop.code if stop.code == 0 else f"exit {stop.code}: {out.getvalue()[-500:]}"
+    except BaseException as exc:
+        codes[name] = repr(exc)[:500]
+print(json.dumps(codes))
+"""
+
+
+def ci_steps() -> list[str]:
+    """The steps of the YAML block of the drop-in section, one text each."""
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index("## A drop-in"):]
+    start = section.index("```yaml\n") + len("```yaml\n")
+    block = section[start:section.index("```", start)]
+    return ["- " + step for step in re.split(r"^- ", block, flags=re.M) if step.strip()]
+
+
+def step_using(steps: list[str], marker: str) -> str | None:
+    return next((step for step in steps if marker in step), None)
+
+
+def scalar(text: str) -> str:
+    """A YAML scalar as the runner reads it: quotes off, or up to a comment, a flow mapping's comma or brace."""
+    text = text.strip()
+    return text[1:text.index('"', 1)] if text.startswith('"') else re.split(r"\s#|,|}", text)[0].strip()
+
+
+def value(step: str, key: str) -> str:
+    """The scalar of `key:` in a step (flow or block style)."""
+    found = re.search(rf"\b{key}:(.*)", step)
+    assert found, f"no {key}: in {step!r}"
+    return scalar(found.group(1))
+
+
+def nested(step: str, key: str) -> list[str]:
+    """The lines under `key:` (more indented than it), dedented: a `run: |` script or an `env:` mapping."""
+    lines = step.splitlines()
+    at = next(i for i, line in enumerate(lines) if re.match(rf"\s*{key}:", line))
+    indent = len(lines[at]) - len(lines[at].lstrip())
+    body = []
+    for line in lines[at + 1:]:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break
+        body.append(line)
+    return textwrap.dedent("\n".join(body)).splitlines()
+
+
+def kernel_repository(path: Path) -> Path:
+    """The kernel's repository: its module and the drop-in file it committed (`python -m nightly.dropin`)."""
+    (path / "my_kernels").mkdir(parents=True)
+    (path / "my_kernels" / "__init__.py").write_text("")
+    (path / "my_kernels" / "num_nans.py").write_text(DESIGN)
+    (path / "tests").mkdir()
+    (path / FILE).write_text(dropin.template(KERNEL))
+    return path
+
+
+def documented_tools() -> list[str]:
+    """Every `python -m X` the README and docs/ name, less what is no tool of this project's install."""
+    text = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
+    return sorted({m for m in re.findall(r"python3? -m ([a-z_][a-z0-9_.]*)", text) if not m.startswith(NOT_TOOLS)})
+
+
+def test_the_documented_ci_step_runs_from_a_checkout(tmp_path: Path) -> None:
+    assert CORRECT_TEST in DESIGN
+    steps = ci_steps()
+    repo = kernel_repository(tmp_path / "kernel-repo")
+    checkout = step_using(steps, "actions/checkout")
+    if checkout is not None:
+        checkout_copy(ROOT, repo / value(checkout, "path"))
+    runner = base_python(tmp_path / "runner")
+    run = step_using(steps, "run: |")
+    assert run is not None, steps
+    variables = {k.strip(): scalar(v) for k, v in (line.split(":", 1) for line in nested(run, "env") if line.strip())}
+    env = {**shell_env(runner), **variables,
+           dropin.DEVICE_VAR: "cpu", dropin.ARGS_VAR: SELECTION, "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "PIP_NO_BUILD_ISOLATION": "0"}  # pip's own spelling: 0 turns build isolation off
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", "\n".join(nested(run, "run"))],
+                          cwd=repo, env=env, capture_output=True, text=True, check=False,
+                          timeout=hang_limit(slowest_s=STEP_SLOWEST_S))
+    text = done.stdout + done.stderr
+    assert done.returncode == 0, text
+    assert f"nan-harness: PASS: kernel {KERNEL} on cpu: 2 tests: 2 pass" in text and "1 passed" in text, text
+    kept = repo / value(step_using(steps, "actions/upload-artifact") or "", "path")
+    assert sorted(p.name for p in kept.iterdir()) == sorted(dropin.REPORTS.values()), text
+    doc = json.loads((kept / dropin.REPORTS["json"]).read_text())
+    assert doc["finished"] and doc["environment"]["Kernel file"] == str(repo / "my_kernels" / "num_nans.py")
+    assert {c["nodeid"].split("::")[0] for c in doc["cases"]} == {"harness/suite/test_families.py"}  # installed
+    assert (tmp_path / "summary.md").read_text().startswith("### nan-harness: PASS")
+    assert (runner.parent / "nan-harness").is_file()  # the console script of the install
+
+    tools = documented_tools()
+    assert {"bench", "mutate", "nightly", "reports.compare", "nightly.dropin"} <= set(tools)
+    started = subprocess.run([str(runner), "-c", HELP_ALL, *tools], cwd=tmp_path, env=shell_env(runner),
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False,
+                             timeout=hang_limit(slowest_s=10.0))  # 19 tools: 4.8 s alone
+    assert started.returncode == 0, started.stdout + started.stderr
+    assert {k: v for k, v in json.loads(started.stdout.splitlines()[-1]).items() if v != 0} == {}
