@@ -43,14 +43,43 @@ def suite() -> Path:
     raise SystemExit(f"nan-harness: no precision suite beside this harness (neither {SUITE_PACKAGE} nor {checkout})")
 
 
-def arguments(user_args: Sequence[str], folder: Path) -> list[str]:
+def checkout() -> Path | None:
+    """This project's checkout when the harness runs from one (not installed): its tools keep their outputs there."""
+    root = Path(__file__).resolve().parents[1]
+    return root if (root / "pyproject.toml").is_file() and (root / "tests" / "precision").is_dir() else None
+
+
+def home() -> Path:
+    """Where a tool (nightly, mutate, bisect) starts the suite and puts relative outputs: the checkout it runs from;
+    installed, the calling folder, as `nan-harness` does."""
+    return checkout() or Path.cwd()
+
+
+def importable(env: dict[str, str]) -> dict[str, str]:
+    """env with the checkout first on PYTHONPATH when the harness runs from one, so a child started in another
+    folder imports this same harness (installed, the child's Python finds it already)."""
+    root = checkout()
+    if root is None:
+        return env
+    return {**env, "PYTHONPATH": os.pathsep.join([str(root), *filter(None, [env.get("PYTHONPATH")])])}
+
+
+def suite_id(folder: Path) -> str:
+    """The suite's folder as its node ids begin: `tests/precision` in a checkout, `harness/suite` installed."""
+    return folder.relative_to(folder.parents[1]).as_posix()
+
+
+def arguments(user_args: Sequence[str], folder: Path, tests: Sequence[str] = ()) -> list[str]:
     """pytest's command line: no configuration file, our plugins and settings, the caller's arguments, the suite.
 
     The rootdir is the folder above the suite's package, so node ids read `harness/suite/test_x.py::...` installed
-    and `tests/precision/test_x.py::...` in a checkout, whatever the calling folder."""
+    and `tests/precision/test_x.py::...` in a checkout, whatever the calling folder. tests: node ids or files as
+    those ids name them (e.g. from a results.json), run instead of the whole suite from any folder."""
     plugins = [arg for name in PLUGINS for arg in ("-p", name)]
-    return [f"--config-file={os.devnull}", f"--rootdir={folder.parents[1]}", "-p", "no:cacheprovider", *plugins,
-            *SETTINGS, *QUIET, *DEFAULTS, *REPORTS, *user_args, str(folder)]
+    rootdir = folder.parents[1]
+    paths = [f"{rootdir}{os.sep}{test}" for test in tests] or [str(folder)]  # no Path(): a node id keeps its text
+    return [f"--config-file={os.devnull}", f"--rootdir={rootdir}", "-p", "no:cacheprovider", *plugins,
+            *SETTINGS, *QUIET, *DEFAULTS, *REPORTS, *user_args, *paths]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

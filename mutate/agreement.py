@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.cli import home
 from mutate import classify, generate
 from mutate.cli import DEVICES, choose
 from mutate.package import find_unit, write_copy
@@ -105,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv_warm = [sys.executable, "-m", "mutate", "--kernel", args.kernel, "--device", args.device, "--ids",
                  ",".join(m.id for m in mutants), "--trials", "0", "--no-cache", "--out", str(warm_out),
                  "--jobs", str(args.jobs), *[f"--kernel-path={p}" for p in args.kernel_path]]
-    done = subprocess.run(argv_warm, cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(argv_warm, cwd=home(), capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1):
         print(f"mutate.agreement: the warm run exited {done.returncode}: {done.stderr.strip()[-500:]}",
               file=sys.stderr)

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from harness.cli import home
 from mutate import baseline, classify, compiled, equivalence, generate, report, run, schedule, tce
 from mutate.cache import Cache, key_of, suite_revision, unit_hash, versions
 from mutate.engine import Engine, Job, Verdict
@@ -83,7 +84,7 @@ def card_count(device: str) -> tuple[int, str | None]:
         return 0, None
     code = ("from harness import backends; b = backends.get(%r); "
             "print(b.card_count() if b.available() else 0, b.visibility_var)" % device)
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False,
+    done = subprocess.run([sys.executable, "-c", code], cwd=home(), capture_output=True, text=True, check=False,
                           env=run_env(device, None, None))
     if done.returncode != 0:
         raise SourceError(f"cannot count {device} cards: {done.stderr.strip()[-300:]}")
@@ -112,7 +113,7 @@ def judge_survivor(mutant: generate.Mutant, module: str, folder: Path, traced: P
             f"--kernel-path={folder}", f"--kernel-path={original[1]}", *[f"--kernel-path={p}" for p in args.kernel_path]]
     print(f"mutate: {mutant.id}: equivalence trials, seed {seed}", flush=True)
     try:
-        done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=args.equiv_s, check=False,
+        done = subprocess.run(argv, cwd=home(), capture_output=True, text=True, timeout=args.equiv_s, check=False,
                               env=run_env(args.device, 0 if args.device != "cpu" else None, None))
     except subprocess.TimeoutExpired:
         return {"error": f"trials stopped after {args.equiv_s:.0f} s", "seed": seed}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mutate.suite import ROOT
+from harness.cli import home
 
 STARTUP_S = 600.0  # a worker's start (torch, Triton, the case table): seconds on a warm machine; a hang past this
 DIED, HUNG = "died", "hung"
@@ -64,7 +64,7 @@ class WorkerProcess:
         argv = [sys.executable, "-m", "mutate.warm", "--device", device,
                 *[f"--nan-family={f}" for f in families], *(["--compile-only"] if compile_only else []),
                 *([f"--threads={threads}"] if threads else [])]
-        self.proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        self.proc = subprocess.Popen(argv, cwd=home(), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=self._log, start_new_session=True)
         with _LIVE_LOCK:
             _LIVE.add(self)

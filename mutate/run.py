@@ -18,9 +18,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.cli import home
 from mutate import classify
 from mutate.classify import StageResult
-from mutate.suite import ROOT, Stage, pytest_argv
+from mutate.suite import Stage, pytest_argv
 from verdict.record import CRASH, DEVICE_FAULT, FAILED_OUTCOMES, TIMEOUT
 
 _DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST", "GITHUB_STEP_SUMMARY")
@@ -113,7 +114,7 @@ def run_stage(argv: list[str], folder: Path, env: dict[str, str], limit_s: float
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "command.txt").write_text(" ".join(argv) + "\n", encoding="utf-8")
     with open(folder / "output.txt", "wb") as log:
-        proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(argv, cwd=home(), env=env, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
         with _LIVE_LOCK:
             _LIVE.add(proc)

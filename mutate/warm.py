@@ -30,11 +30,12 @@ from typing import IO, Any
 UNPLACED = "cannot place the input"  # a case skipped for memory: the mutant is not judged on it
 CASES_DIR_VAR = "MUTATE_CASES_DIR"  # where a run's workers share built cases (set by mutate.cli per suite revision)
 LAUNCH_MEMO_VAR = "MUTATE_LAUNCH_MEMO"  # "0": every interpreted launch runs (mutate.launch_memo off)
-FAMILY_TEST = "tests/precision/test_families.py::test_case"  # the pytest test every family case runs in
 
 
 def nodeid(case_id: str, path: str) -> str:
     """The pytest node id of one family case through one path: warm judge and pytest name a killer alike."""
+    from mutate.suite import FAMILY_TEST
+
     return f"{FAMILY_TEST}[{case_id}-{path}]"
 
 

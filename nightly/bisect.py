@@ -41,11 +41,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import cli
 from reports import markdown
 from reports.results import Results, ResultsError, load
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_OUT = ROOT / "out" / "bisect"
+DEFAULT_OUT = Path("out") / "bisect"  # under the checkout; installed, under the calling folder (harness.cli.home)
 STATE_SCHEMA = "nan-harness-bisect-state/1"
 
 EXIT_FOUND = 0
@@ -166,8 +166,7 @@ class State:
 def child_env() -> dict[str, str]:
     """The harness importable from anywhere, no bytecode written into the checkout (its `git status` stays clean, so
     the run's "Kernel commit" has no local changes), and no run appending to the CI job page: the bisect writes one."""
-    env = {k: v for k, v in os_env().items() if k != markdown.STEP_SUMMARY_VAR}
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+    env = cli.importable({k: v for k, v in os_env().items() if k != markdown.STEP_SUMMARY_VAR})
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
@@ -185,16 +184,7 @@ def suite_command(state: State, folder: Path, run_id: str, selection: Sequence[s
             "--nan-reruns=0", *state.extra]  # a rerun never changes the exit status that judges a commit
     if state.command is not None:
         return [*state.command, *user, *(selection or ())]
-    from harness import cli  # the arguments `nan-harness` runs pytest with, less the suite folder when selecting
-
-    suite = cli.suite()
-    argv = cli.arguments(user, suite)
-    if selection:
-        if argv[-1] != str(suite):
-            raise RuntimeError(f"harness.cli.arguments no longer ends with the suite folder: {argv[-1]}")
-        rootdir = suite.parents[1]  # node ids are relative to it (cli.arguments' --rootdir)
-        argv = [*argv[:-1], *(str(rootdir / nodeid) for nodeid in selection)]
-    return [sys.executable, "-m", "pytest", *argv]
+    return [sys.executable, "-m", "pytest", *cli.arguments(user, cli.suite(), selection or ())]
 
 
 def git_run(cwd: Path | str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -314,8 +304,9 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--device", choices=("npu", "cuda", "cpu"), default="cpu", help="backend (default cpu)")
     parser.add_argument("--kernel-path", default=".", metavar="SUBDIR",
                         help="folder of the checkout that --kernel is imported from (default: its root)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT,
-                        help="where each revision's reports go (OUT/runs/<sha>/) (default out/bisect of the harness)")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where each revision's reports go (OUT/runs/<sha>/) (default out/bisect of the checkout; "
+                             "installed, of the calling folder)")
     parser.add_argument("--markdown", type=Path, default=None, help="the Markdown report (default OUT/bisect.md)")
     parser.add_argument("--step", type=Path, default=None, metavar="STATE", help=argparse.SUPPRESS)
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -327,6 +318,7 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
             parser.error(f"the following arguments are required: {', '.join(missing)}")
         if Path(args.kernel_path).is_absolute() or ".." in Path(args.kernel_path).parts:
             parser.error(f"--kernel-path {args.kernel_path}: a folder inside the repository, relative to its root")
+    args.out = args.out or cli.home() / DEFAULT_OUT
     return args, extra
 
 

@@ -28,17 +28,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import cli as harness_cli
 from nightly import last_good, nights
 from reports import markdown
 from reports.results import Results
 
-ROOT = Path(__file__).resolve().parents[1]
-SUITE = "tests/precision"
-DEFAULT_ROOT = "out/nightly"
+DEFAULT_ROOT = "out/nightly"  # relative paths start at harness.cli.home(): the checkout, or the calling folder
 DEFAULT_DURATIONS = ".test_durations"
 ACCELERATORS = ("npu", "cuda")
 CPU_WORKERS = 2  # the interpreter's default, as tox -e cpu
-TIMEOUT_ARGS = ("--timeout=900", "--timeout-method=thread")
 BENCH_THRESHOLD = 0.10  # bench.compare's own default noise threshold
 
 
@@ -46,19 +44,19 @@ class NightlyError(RuntimeError):
     """Something that stops the nightly before it can judge (exit 2)."""
 
 
-# A runner runs one command from the repository root, streams its output to the terminal and to `log`, and
+# A runner runs one command from harness.cli.home(), streams its output to the terminal and to `log`, and
 # returns its exit status. Tests pass a fake one.
 Runner = Callable[[Sequence[str], Path | None], int]
 
 
 def run_streaming(argv: Sequence[str], log: Path | None) -> int:
-    """Run argv in the repository root; every output line goes to stdout and to log."""
+    """Run argv in harness.cli.home(); every output line goes to stdout and to log."""
     print(f"$ {' '.join(argv)}", flush=True)
     handle = open(log, "w", encoding="utf-8") if log else None
     try:
         env = {k: v for k, v in os.environ.items() if k != markdown.STEP_SUMMARY_VAR}  # the night writes one
-        proc = subprocess.Popen(list(argv), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                errors="replace", bufsize=1, env=env)
+        proc = subprocess.Popen(list(argv), cwd=harness_cli.home(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True, errors="replace", bufsize=1, env=env)
         try:
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -80,7 +78,7 @@ def run_streaming(argv: Sequence[str], log: Path | None) -> int:
 
 
 def run_quiet(argv: Sequence[str]) -> tuple[int, str]:
-    done = subprocess.run(list(argv), cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run(list(argv), cwd=harness_cli.home(), capture_output=True, text=True, check=False)
     return done.returncode, done.stdout + done.stderr
 
 
@@ -96,7 +94,7 @@ def card_count(device: str) -> int:
 
 
 def bench_available() -> tuple[bool, str]:
-    """Whether `python -m bench` and `python -m bench.compare` can be imported from the repository root."""
+    """Whether `python -m bench` and `python -m bench.compare` can be imported where the night runs them."""
     code, out = run_quiet([sys.executable, "-c", "import bench.cli, bench.compare"])
     return code == 0, (out.strip().splitlines() or [""])[-1]
 
@@ -124,6 +122,7 @@ class Night:
     folder: Path
     device: str | None
     kernel: str
+    kernel_paths: list[str] = field(default_factory=list)  # where bench and mutate import --kernel from too
     workers: int | None = None
     cards: int | None = None
     selection: dict[str, Any] = field(default_factory=dict)
@@ -170,26 +169,40 @@ def clear_reports(folder: Path) -> None:
 
 
 def pytest_command(device: str, folder: Path, *, kernel: str, workers: int, extra: Sequence[str],
-                   shard: dict[str, int] | None, durations: Path, run_id: str | None = None) -> list[str]:
-    """The suite on every card: -n workers (gwN pins card N mod count), the long sweeps on accelerators."""
-    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", device, *TIMEOUT_ARGS]
+                   shard: dict[str, int] | None, durations: Path, run_id: str | None = None,
+                   kernel_paths: Sequence[str] = ()) -> list[str]:
+    """The suite on every card (`nan-harness`'s pytest command, harness.cli): -n workers (gwN pins card N mod
+    count), the long sweeps on accelerators."""
+    argv = ["--device", device]
     if run_id:
         argv.append(f"--nan-run-id={run_id}")
     if workers > 0:
         argv += ["-n", str(workers)]
-    argv += [SUITE, "--kernel", kernel]
+    argv += ["--kernel", kernel, *(f"--kernel-path={path}" for path in kernel_paths)]
     if device in ACCELERATORS:
         argv.append("--nan-fp32-full")
-    argv += [f"--html={folder / 'precision.html'}", "--self-contained-html", f"--junitxml={folder / 'junit.xml'}",
+    argv += [f"--html={folder / 'precision.html'}", f"--junitxml={folder / 'junit.xml'}",
              f"--nan-json={folder / 'results.json'}"]
     if shard:
         argv += ["--splits", str(shard["splits"]), "--group", str(shard["group"]), "--durations-path", str(durations)]
-    return [*argv, *extra]
+    return [sys.executable, "-m", "pytest", *harness_cli.arguments([*argv, *extra], harness_cli.suite())]
 
 
-def bench_command(device: str, folder: Path, kernel: str) -> list[str]:
+def kernel_paths(own: Sequence[str], extra: Sequence[str]) -> list[str]:
+    """The --kernel-path folders of bench and mutate: nightly's own, then those the pytest arguments carry (as the
+    suite resolves them), so they import the kernel the suite judged."""
+    found = list(own)
+    for i, arg in enumerate(extra):
+        if arg.startswith("--kernel-path="):
+            found.append(arg.split("=", 1)[1])
+        elif arg == "--kernel-path" and i + 1 < len(extra):
+            found.append(extra[i + 1])
+    return found
+
+
+def bench_command(device: str, folder: Path, kernel: str, paths: Sequence[str] = ()) -> list[str]:
     return [sys.executable, "-m", "bench", "--device", device, "--quick", "--out", str(folder / "bench.json"),
-            "--kernel", kernel]
+            "--kernel", kernel, *(f"--kernel-path={path}" for path in paths)]
 
 
 def run_bench(night: Night, runner: Runner, available: Callable[[], tuple[bool, str]]) -> Step:
@@ -200,7 +213,7 @@ def run_bench(night: Night, runner: Runner, available: Callable[[], tuple[bool, 
     ok, why = available()
     if not ok:
         return night.add(Step("bench", "skipped", f"the bench package is not importable here ({why})"))
-    argv = bench_command(str(night.device), night.folder, night.kernel)
+    argv = bench_command(str(night.device), night.folder, night.kernel, night.kernel_paths)
     code = runner(argv, night.folder / "bench.log")
     if code != 0:
         return night.add(Step("bench", "failed", f"python -m bench exited {code}; see bench.log", code, argv))
@@ -214,7 +227,7 @@ def run_mutation(night: Night, runner: Runner, budget_s: float) -> Step:
     """python -m mutate on the night's kernel (--mutate): its score is one line of the summary, never the exit."""
     out = night.folder / "mutation"
     argv = [sys.executable, "-m", "mutate", "--kernel", night.kernel, "--device", str(night.device), "--out",
-            str(out), "--budget-s", str(budget_s)]
+            str(out), "--budget-s", str(budget_s), *(f"--kernel-path={path}" for path in night.kernel_paths)]
     (out / "mutation.json").unlink(missing_ok=True)  # only this run's result is read
     code = runner(argv, night.folder / "mutation.log")
     try:
@@ -302,6 +315,8 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     parser.add_argument("--night", default=None, help="folder name YYYY-MM-DD[-HHMMSS] (default: today; required "
                                                       "with --splits and --merge, so every node writes one night)")
     parser.add_argument("--kernel", default="kernel", help="module under test (default kernel)")
+    parser.add_argument("--kernel-path", action="append", default=[], type=Path, metavar="DIR",
+                        help="folder to import --kernel from, for the suite, bench and mutate alike; repeatable")
     parser.add_argument("--splits", type=int, default=None, help="shard the suite over N nodes (pytest-split)")
     parser.add_argument("--group", type=int, default=None, help="this node's shard, 1..N")
     parser.add_argument("--merge", action="store_true", help="merge ROOT/NIGHT/shards/group-*/ and judge the night")
@@ -337,21 +352,24 @@ def parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
 
 def selection_of(args: argparse.Namespace, extra: Sequence[str]) -> dict[str, Any]:
     """What decides which tests a night runs: nights with another selection are not compared."""
-    return {"suite": SUITE, "pytest_args": list(extra), "fp32_full": args.device in ACCELERATORS}
+    suite = harness_cli.suite_id(harness_cli.suite())  # tests/precision in a checkout, harness/suite installed
+    return {"suite": suite, "pytest_args": list(extra), "fp32_full": args.device in ACCELERATORS}
 
 
 def main(argv: Sequence[str] | None = None, *, runner: Runner = run_streaming,
          cards: Callable[[str], int] = card_count,
          available: Callable[[], tuple[bool, str]] = bench_available) -> int:
     args, extra = parse(argv)
-    root = args.root if args.root.is_absolute() else ROOT / args.root
-    durations = args.durations_path if args.durations_path.is_absolute() else ROOT / args.durations_path
+    root = harness_cli.home() / args.root  # an absolute --root stays as it is
+    durations = harness_cli.home() / args.durations_path
     if args.merge:
         return merge_night(args, root, durations, runner, available)
     name = args.night or nights.new_name(root)
     shard = {"group": args.group, "splits": args.splits} if args.splits else None
     folder = root / name / "shards" / f"group-{args.group}" if shard else root / name
-    night = Night(root, name, folder, args.device, args.kernel, selection=selection_of(args, extra), shard=shard)
+    own = [str(path.resolve()) for path in args.kernel_path]  # from the calling folder
+    night = Night(root, name, folder, args.device, args.kernel, kernel_paths(own, extra),
+                  selection=selection_of(args, extra), shard=shard)
     try:
         n_cards = cards(args.device) if args.device in ACCELERATORS else 0
     except NightlyError as exc:
@@ -368,7 +386,8 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner = run_streaming,
     clear_reports(folder)
     night.write(None, "running")
     argv_pytest = pytest_command(args.device, folder, kernel=args.kernel, workers=night.workers, extra=extra,
-                                 shard=shard, durations=durations, run_id=night.run_id)
+                                 shard=shard, durations=durations, run_id=night.run_id,
+                                 kernel_paths=own)
     code = runner(argv_pytest, folder / "pytest.log")
     words = {0: "passed", 1: "tests failed"}
     night.add(Step("suite", words.get(code, "not finished"), f"pytest exited {code}", code, argv_pytest))

@@ -66,19 +66,11 @@ def template(kernel: str, device: str = "npu", path: str = "tests/test_num_nans_
     return TEMPLATE.format(kernel=kernel, device=device, device_var=DEVICE_VAR, path=path)
 
 
-def checkout_root() -> Path | None:
-    """This project's checkout when the harness runs from one (not installed): the child must import it too."""
-    root = Path(__file__).resolve().parents[1]
-    return root if (root / "pyproject.toml").is_file() and (root / "tests" / "precision").is_dir() else None
-
-
 def child_env() -> dict[str, str]:
     """The caller's environment less its pytest's variables (its addopts, its worker's id are not the suite's)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "_PYTEST"))}
-    root = checkout_root()
-    if root is not None:
-        env["PYTHONPATH"] = os.pathsep.join([str(root), *filter(None, [env.get("PYTHONPATH")])])
-    return env
+    from harness import cli
+
+    return cli.importable({k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "_PYTEST"))})
 
 
 def command(kernel: str, device: str, folder: Path, kernel_path: Path, run_id: str, extra: Sequence[str]

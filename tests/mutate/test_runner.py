@@ -8,9 +8,9 @@ from pathlib import Path
 
 from mutate import classify
 from mutate.run import Runner, Settings, Target, run_env
-from mutate.suite import Stage, full_suite, pytest_argv
+from mutate.suite import FOLDER, Stage, full_suite, pytest_argv
 
-STAGES = (Stage("fast", ("tests/precision", "-m", "nan_matrix")), Stage("rest", ("tests/precision",)))
+STAGES = (Stage("fast", ("tests/precision",), ("-m", "nan_matrix")), Stage("rest", ("tests/precision",)))
 
 
 def _write(folder: Path, argv: list[str], failing: bool) -> None:
@@ -53,7 +53,7 @@ def test_a_mutant_killed_in_the_fast_stage_never_runs_the_rest(tmp_path: Path) -
 def test_a_survivor_runs_every_stage(tmp_path: Path) -> None:
     fake = FakePytest()
     out = Runner(_settings(tmp_path), STAGES, time.monotonic() + 60, fake).run(Target("m"), tmp_path / "m")
-    assert out.status.outcome == classify.SURVIVED and [c[0][-1] for c in fake.calls] == ["-x", "-x"]
+    assert out.status.outcome == classify.SURVIVED and ["-x" in c[0] for c in fake.calls] == [True, True]
 
 
 def test_mutants_past_the_budget_are_not_run(tmp_path: Path) -> None:
@@ -97,8 +97,9 @@ def test_the_argv_is_a_module_under_test_like_any_other(tmp_path: Path) -> None:
     assert argv[argv.index("--kernel") + 1] == "mut_abc" and argv[argv.index("--kernel-path") + 1] == str(tmp_path)
     assert "-x" in argv and argv[argv.index("--deselect") + 1] == "t::x" and "-n" in argv
     assert "--nan-reruns=0" in argv  # a failed test is a kill: no rerun in fresh processes
-    files = [a for a in stage.args if a.endswith(".py")]
+    files = [a for a in stage.tests if a.endswith(".py")]
     assert files[0].endswith("test_wrapper_contract.py") and len(files) == len(set(files))
+    assert argv[-len(files):] == [str(FOLDER.parents[1] / f) for f in files]  # found from any folder
 
 
 def test_an_internal_error_before_any_test_is_retried_once(tmp_path: Path) -> None:

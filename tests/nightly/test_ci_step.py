@@ -7,12 +7,16 @@ the repository with the step's `env:`. The test sets only what the step leaves t
 affordable selection ($NAN_HARNESS_ARGS, as tests/nightly/test_dropin.py), $GITHUB_STEP_SUMMARY, and pip's
 settings: no index (everything but this project is installed already, so nothing is downloaded) and no build
 isolation (setuptools is there). Then what the job keeps: the reports under upload-artifact's path, the summary;
-and, from that install and outside the checkout, every tool the docs name starts (`--help`).
+and, from that install and outside the checkout, every tool the docs name starts (`--help`), and `python -m nightly`
+and `python -m mutate` judge a small selection with their outputs in the folder they were called from.
 """
 from __future__ import annotations
 
 import json
+import os
 import re
+import shlex
+import signal
 import subprocess
 import textwrap
 from pathlib import Path
@@ -44,6 +48,17 @@ for name in sys.argv[1:]:
         codes[name] = repr(exc)[:500]
 print(json.dumps(codes))
 """
+TINY = '''"""A torch-only NaN count (no Triton kernel: its direct path is not run): a mutation run that stays cheap."""
+import torch
+
+
+def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
+    if logits.ndim != 2:
+        raise ValueError("get_num_nans: 2-D logits only")
+    return torch.isnan(logits).sum(dim=-1).to(torch.int32)
+'''
+BISECT_OUT = "from nightly import bisect; print(bisect.parse('--repo . --good a --bad b --kernel k'.split())[0].out)"
+TOOLS_SLOWEST_S = 37.0  # python -m nightly (2 cases) and python -m mutate (1 mutant) at once: 13 s at load 3, 37 at 6.5
 
 
 def ci_steps() -> list[str]:
@@ -136,3 +151,44 @@ def test_the_documented_ci_step_runs_from_a_checkout(tmp_path: Path) -> None:
                              timeout=hang_limit(slowest_s=10.0))  # 19 tools: 4.8 s alone
     assert started.returncode == 0, started.stdout + started.stderr
     assert {k: v for k, v in json.loads(started.stdout.splitlines()[-1]).items() if v != 0} == {}
+    tools_judge_from_the_install(runner, tmp_path / "work", repo)
+
+
+def tools_judge_from_the_install(runner: Path, work: Path, repo: Path) -> None:
+    """From the install, in a folder outside the checkout, `python -m nightly` (the kernel repository's kernel, a
+    small selection) and `python -m mutate` (one mutant of a torch-only module) each judge, their outputs in that
+    folder (they ran the checkout's tests/precision with its pyproject.toml: no test collected, a usage error), as
+    the bisect's are (they went into site-packages)."""
+    work.mkdir()
+    (work / "tiny_nans.py").write_text(TINY)
+    bisect_out = subprocess.run([str(runner), "-c", BISECT_OUT], cwd=work, env=shell_env(runner), capture_output=True,
+                                text=True, check=False, timeout=hang_limit(slowest_s=1.0))
+    assert bisect_out.stdout.strip() == str(work / "out" / "bisect"), bisect_out.stdout + bisect_out.stderr
+    # mutate: one mutant (`ndim != 2` -> `==`, killed by the first family case), 2 other tests in its pytest baseline
+    commands = {"nightly": ["-m", "nightly", "--device", "cpu", "--workers", "1", "--kernel", KERNEL,
+                            "--kernel-path", str(repo), "--", *shlex.split(SELECTION)],
+                "mutate": ["-m", "mutate", "--kernel", "tiny_nans", "--operators", "compare_equality", "--jobs", "1",
+                           "--trials", "0", "--", "-k", "aliasing and fp32"]}
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    try:
+        for name, argv in commands.items():  # side by side: each is mostly Python and torch starting up
+            with open(work / f"{name}.log", "wb") as log:
+                procs[name] = subprocess.Popen([str(runner), *argv], cwd=work, env=shell_env(runner), stdout=log,
+                                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                               start_new_session=True)
+        codes = {name: proc.wait(timeout=hang_limit(slowest_s=TOOLS_SLOWEST_S)) for name, proc in procs.items()}
+    finally:
+        for proc in procs.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)  # the group this test started, by its id
+                proc.wait()
+    logs = {name: (work / f"{name}.log").read_text(encoding="utf-8", errors="replace")[-3000:] for name in commands}
+    assert codes == {"nightly": 0, "mutate": 0}, logs
+    night = next((work / "out" / "nightly").glob("2*"))
+    assert json.loads((night / "nightly.json").read_text())["verdict"] == "OK", logs["nightly"]
+    run = json.loads((night / "results.json").read_text())
+    assert run["finished"] and run["environment"]["Kernel file"] == str(repo / "my_kernels" / "num_nans.py")
+    assert {c["nodeid"].split("::")[0] for c in run["cases"]} == {"harness/suite/test_families.py"}
+    doc = json.loads((work / "out" / "mutation" / "tiny_nans" / "mutation.json").read_text())
+    assert doc["complete"] and doc["counts"]["killed"] == 1 and doc["baseline"]["tests"] > 0, logs["mutate"]
+    assert doc["mutants"][0]["killer"]["nodeid"].startswith("harness/suite/test_families.py::"), doc["mutants"]

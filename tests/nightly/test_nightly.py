@@ -55,7 +55,7 @@ class FakeRunner:
         self.commands.append(argv)
         module = argv[2]
         if module == "pytest":
-            path = Path(next(a for a in argv if a.startswith("--nan-json=")).split("=", 1)[1])
+            path = Path([a for a in argv if a.startswith("--nan-json=")][-1].split("=", 1)[1])  # the last wins
             path.parent.mkdir(parents=True, exist_ok=True)
             run_id = next((a.split("=", 1)[1] for a in argv if a.startswith("--nan-run-id=")), None)
             if self.doc is not None:  # what the suite writes: its results, carrying the id it was given
@@ -67,6 +67,8 @@ class FakeRunner:
             return self.bench_code
         if module == "bench.compare":
             return self.bench_compare_code
+        if module == "mutate":
+            return 0  # its command is what the tests read
         return cli.run_streaming(argv, log)  # reports.compare, for real
 
     def find(self, module: str) -> list[str]:
@@ -111,7 +113,8 @@ def test_accelerator_night_uses_every_card_the_long_sweeps_and_the_benchmark(
                 "--durations-path", str(tmp_path / "durations.json")], runner, cards=2)
     night = tmp_path / "2026-07-02"
     suite = runner.find("pytest")
-    assert suite[suite.index("-n") + 1] == "2" and "--nan-fp32-full" in suite and "tests/precision" in suite
+    assert suite[suite.index("-n") + 1] == "2" and "--nan-fp32-full" in suite
+    assert suite[-1] == str(ROOT / "tests" / "precision")  # harness.cli's command, from any folder
     assert suite[suite.index("--device") + 1] == "cuda"
     for name in ("precision.html", "junit.xml", "results.json"):
         assert any(a.endswith(str(night / name)) for a in suite), name
@@ -133,7 +136,7 @@ def test_workers_option_and_cpu_defaults(tmp_path: Path, capsys: pytest.CaptureF
     assert run(["--device", "npu", "--workers", "3", "--root", str(tmp_path), "--night", "2026-07-01", "--no-bench",
                 "--no-refresh-durations", "--", "-k", "fp32"], runner, cards=8) == 0
     suite = runner.find("pytest")
-    assert suite[suite.index("-n") + 1] == "3" and suite[-2:] == ["-k", "fp32"]
+    assert suite[suite.index("-n") + 1] == "3" and suite[-3:-1] == ["-k", "fp32"]
     runner = FakeRunner(results_doc({A: "passed"}, backend="cpu"))
     assert run(["--device", "cpu", "--root", str(tmp_path), "--night", "2026-07-02"], runner, cards=0) == 0
     suite = runner.find("pytest")
@@ -143,6 +146,20 @@ def test_workers_option_and_cpu_defaults(tmp_path: Path, capsys: pytest.CaptureF
     assert "bench: skipped (--device cpu is not an accelerator" in out
     assert "durations: skipped (not refreshed on cpu" in out
     assert "previous night: skipping 2026-07-01: foreign run: another selection" in out  # -k fp32 vs everything
+
+
+def test_kernel_path_reaches_the_suite_the_benchmark_and_mutate(tmp_path: Path) -> None:
+    """A kernel imported from a folder: bench and mutate import it from there too (bench exited 2 without it), both
+    nightly's own --kernel-path (from the calling folder) and one among the pytest arguments."""
+    runner = FakeRunner(results_doc({A: "passed"}))
+    assert run(["--device", "cuda", "--root", str(tmp_path), "--night", "2026-07-01", "--kernel", "my.k",
+                "--kernel-path", "src", "--mutate", "--no-refresh-durations", "--", "--kernel-path=more"],
+               runner) == 0
+    own = f"--kernel-path={Path('src').resolve()}"
+    suite = runner.find("pytest")
+    assert own in suite and suite.index(own) < suite.index("--kernel-path=more")
+    for tool in ("bench", "mutate"):
+        assert [a for a in runner.find(tool) if a.startswith("--kernel-path")] == [own, "--kernel-path=more"], tool
 
 
 def test_benchmark_skipped_with_a_line_when_the_package_is_absent(tmp_path: Path,
