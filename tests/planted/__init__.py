@@ -30,6 +30,8 @@ class Planted:
     build_error_is_the_bug: bool = False
     # suite options the sub-run needs to reach the cases that catch it (e.g. --nan-large-batches on the CPU)
     options: tuple[str, ...] = ()
+    # the block per failing path its first diagnosis item must name (results.json's `blocks`), where its bug is one
+    blocks: tuple[tuple[str, int], ...] = ()
 
     @property
     def module(self) -> str:
@@ -38,6 +40,8 @@ class Planted:
     def __str__(self) -> str:
         return self.name
 
+
+_ALL_NAN = "fp32-prefix-2x5000-nan1.0 or fp32-prefix-8x10000-nan1.0"
 
 PLANTED: tuple[Planted, ...] = (
     # -- the NaN predicate -------------------------------------------------------------------------------------
@@ -57,11 +61,18 @@ PLANTED: tuple[Planted, ...] = (
     # -- traversal ---------------------------------------------------------------------------------------------
     Planted("tail_dropped", "traversal",
             "fp32-prefix-2x5000-nan0.1 or fp32-shape-1x8193 or fp32-prefix-4x8192-nan0.5",
-            (r"test_case\[fp32-prefix-2x5000", r"shape-1x8193")),
+            (r"test_case\[fp32-prefix-2x5000", r"shape-1x8193"), blocks=(("direct", 8192), ("wrapper", 8192))),
+    # blocks other than the anchor's 8,192, read from the shapes: all-NaN rows of 5000 and 10000 name the block by
+    # what they lose; for chunks_floor the 3000-wide padded rows tell 2,048 from 4,096
+    Planted("tail_dropped_1024", "traversal", f"{_ALL_NAN} or fp32-prefix-4x8192-nan0.5",
+            (r"test_case\[fp32-prefix-(2x5000|8x10000)-nan1\.0-wrapper",),
+            blocks=(("direct", 8192), ("wrapper", 1024))),
+    Planted("chunks_floor", "traversal", f"{_ALL_NAN} or fp32-prefix-4x8192-nan0.5 or fp32-padded-5x3000",
+            (r"test_case\[fp32-prefix-(2x5000|8x10000)-nan1\.0-wrapper",), blocks=(("wrapper", 2048),)),
     Planted("mask_off_by_one", "traversal", "fp32-prefix-8x10000-nan0.5 or fp32-padded or test_padded_rows",
             (r"test_case\[fp32-prefix-8x10000", r"padded")),
     Planted("other_nan", "traversal", "fp32-prefix-2x5000-nan0.0 or fp32-shape-1x8191",
-            (r"test_case\[fp32-prefix-2x5000", r"shape-1x8191")),
+            (r"test_case\[fp32-prefix-2x5000", r"shape-1x8191"), blocks=(("direct", 8192), ("wrapper", 8192))),
     Planted("stride_kernel", "traversal", "fp32-padded or test_padded_rows", (r"padded",)),
     Planted("stride_wrapper", "traversal", "fp32-padded or test_padded_rows", (r"padded.*wrapper|test_padded_rows",)),
     Planted("tile_vs_step", "traversal", "fp32-prefix-2x5000-nan1.0 or fp32-shape-1x8191",

@@ -77,6 +77,10 @@ def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
             f"planted bug {variant.name} ({variant.bug_class}) is caught but the diagnosis names first "
             f"{[(d['category'], d['name']) for d in diagnosis]}\n{run.describe()}"
         )
+        assert not variant.blocks or diagnosis[0].get("blocks") == dict(variant.blocks), (
+            f"planted bug {variant.name}: its first item names blocks {diagnosis[0].get('blocks')}, the plant's are "
+            f"{dict(variant.blocks)}: {diagnosis[0]['evidence']}"
+        )
         return
     # the documented blind spot: this Triton computes right what the other one gets wrong
     assert run.returncode == 0 and not run.failed, (
