@@ -42,26 +42,52 @@ def cann_version() -> str | None:
     return None
 
 
+def _git(folder: Path, *args: str) -> str | None:
+    """git's output in FOLDER, or None when git is missing or fails there."""
+    try:
+        done = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10,
+                              check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
 def git_commit(file: str) -> str | None:
     """Commit of the git checkout holding file, with '+ local changes' when the file differs from it."""
     folder = Path(file).resolve().parent
     if not folder.is_dir():
         return None
-
-    def git(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=10, check=False
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return done.stdout.strip() if done.returncode == 0 else None
-
-    commit = git("rev-parse", "HEAD")
-    if not commit or git("ls-files", "--error-unmatch", str(Path(file).resolve())) is None:
+    commit = _git(folder, "rev-parse", "HEAD")
+    if not commit or _git(folder, "ls-files", "--error-unmatch", str(Path(file).resolve())) is None:
         return None  # not a checkout, or a file the checkout does not track (a kernel in a venv inside it)
-    changed = git("status", "--porcelain", "--", str(Path(file).resolve().parent))
+    changed = _git(folder, "status", "--porcelain", "--", str(Path(file).resolve().parent))
     return f"{commit} + local changes" if changed else commit
+
+
+def _installed_as(file: str, module: str) -> str | None:
+    """'name version' of the installed distribution that ships FILE (the module's top-level package), if one does."""
+    try:
+        names = metadata.packages_distributions().get(module.split(".")[0], [])
+        for name in names:
+            dist = metadata.distribution(name)
+            if any(Path(str(dist.locate_file(f))).resolve() == Path(file).resolve() for f in dist.files or ()):
+                return f"{name} {dist.version}"
+    except (metadata.PackageNotFoundError, OSError, ValueError):
+        return None
+    return None
+
+
+def kernel_origin(file: str, module: str) -> dict[str, str]:
+    """The kernel's commit; else why no commit is known and what is ("Kernel origin": its installed distribution)."""
+    commit = git_commit(file)
+    if commit:
+        return {"Kernel commit": commit}
+    folder = Path(file).resolve().parent
+    checkout = folder.is_dir() and _git(folder, "rev-parse", "HEAD") is not None
+    why = "not tracked by the git checkout it sits in" if checkout else "not in a git checkout"
+    installed = _installed_as(file, module)
+    return {"Kernel origin": f"no commit: the kernel file is {why}" + (f"; installed {installed}" if installed
+                                                                          else "")}
 
 
 def collect(target: KernelUnderTest, backend: Backend) -> dict[str, str]:
@@ -70,9 +96,7 @@ def collect(target: KernelUnderTest, backend: Backend) -> dict[str, str]:
         "Kernel module": target.module_name,
         "Kernel file": target.file,
     }
-    commit = git_commit(target.file)
-    if commit:
-        env["Kernel commit"] = commit
+    env.update(kernel_origin(target.file, target.module_name))
     env["NaN predicate"] = target.predicate_source
     env["Backend"] = backend.name
     env["Device"] = backend.device_name()

@@ -15,7 +15,7 @@ import torch
 
 from cases import registry
 from cases.family import Context, Family
-from harness import activation, backends, children, environment_failures, guard, options, probe, rootdir
+from harness import activation, backends, children, environment_failures, guard, options, probe, rootdir, skips
 from harness.backends import Backend
 from harness.compare import assert_check
 from harness.judge import PathNotRun, judge_counts, judge_path, suite_context
@@ -247,15 +247,14 @@ def _describe_run(config: pytest.Config, backend: Backend, families: tuple[Famil
     """What the reports say of the module under test, from a probe (a child's, or this process's in-process)."""
     setups = config.getoption("--kernel-setup")
     config.stash[PROBE_KEY] = found
-    gaps = (f"direct: not run, {found.kernel_skip_reason}",) if found.kernel_skip_reason else ()
-    if not found.has_aggregate:
-        gaps += (f"aggregate: not run, {found.module_name} has no aggregate_num_nans_per_request "
-                 "(newer upstream vLLM only)",)
+    missing = (skips.direct_path(found.kernel_skip_reason),) if found.kernel_skip_reason else ()
+    missing += () if found.has_aggregate else (skips.aggregate(found.module_name),)
     environment = {**found.environment, **interpreter_entry(backend)}  # measured here, where no kernel was imported
     if setups:
         environment["Kernel setup"] = ", ".join(setups)
         environment["Resolved to"] = json.dumps(found.resolution, default=str)[:2000]
-    config.stash[RUN_INFO_KEY] = RunInfo(found.module_name, backend.name, environment, families, gaps)
+    config.stash[RUN_INFO_KEY] = RunInfo(found.module_name, backend.name, environment, families,
+                                         tuple(m.describe() for m in missing), missing)
 
 
 def _check_interpreter() -> None:
@@ -428,7 +427,7 @@ def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Bac
         try:
             judged = judge_path(target, backend, path, logits, expected, params, row_labels)
         except PathNotRun as exc:
-            pytest.skip(str(exc))
+            skips.skip(request.node, skips.direct_path(str(exc)))
         record(request, judged.check)
         if judged.raised is not None:
             raise judged.raised

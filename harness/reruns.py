@@ -3,9 +3,10 @@
 One round is one child `python -m pytest` of the given node ids, with this run's harness options (everything in
 the nan-harness option group but the report paths and the rerun options), its configuration file, rootdir, `-p`
 plugins, `-o` overrides and pytest-timeout settings, and `-n 1`: its controller probes and decides, its xdist worker
-imports and runs the kernel, as in any run. Its reports go to a folder of its own (never this run's files, never the
-CI job summary). At the deadline it gets SIGTERM (it ends 'interrupted' and still writes results.json with what ran),
-then its process group SIGKILL. What it judged comes back as TestRecords by node id.
+imports and runs the kernel, as in any run, but with no crash storm (each test named runs, however many crash).
+Its reports go to a folder of its own (never this run's files, never the CI job summary). At the deadline it gets
+SIGTERM (it ends 'interrupted' and still writes results.json with what ran), then its process group SIGKILL. What
+it judged comes back as TestRecords by node id.
 """
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from verdict.record import TestRecord
 GRACE_S = 20.0  # after SIGTERM, how long a child gets to write its results before its process group is killed
 NOT_FORWARDED = frozenset({  # dests of harness options a rerun sets itself (or that make no sense in a child)
     "nan_json", "nan_markdown", "nan_run_id", "nan_reruns", "nan_rerun_per_family", "nan_rerun_budget_s",
-    "nan_known_flaky", "nan_in_process",
+    "nan_known_flaky", "nan_in_process", "nan_crash_storm",
 })
 _DROP_ENV = ("PYTEST_XDIST_", "GITHUB_STEP_SUMMARY")
 
@@ -67,7 +68,7 @@ def child_argv(config: pytest.Config, nodeids: Sequence[str], folder: Path, opti
                 argv.append(f"{flag}={value}")
     argv += forwarded(config, options)
     argv += ["-q", "-n", "1", f"--max-worker-restart={max_crashes}", f"--basetemp={folder / 'tmp'}",
-             f"--nan-json={folder / 'results.json'}", "--nan-markdown=", "--nan-reruns=0",
+             f"--nan-json={folder / 'results.json'}", "--nan-markdown=", "--nan-reruns=0", "--nan-crash-storm=0",
              f"--junitxml={folder / 'junit.xml'}"]
     if config.pluginmanager.hasplugin("html"):
         argv.append(f"--html={folder / 'precision.html'}")

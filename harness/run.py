@@ -6,6 +6,7 @@ from dataclasses import dataclass
 import pytest
 
 from cases.family import Family
+from verdict.not_run import NotRun
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,7 @@ class RunInfo:
     environment: dict[str, str]
     families: tuple[Family, ...]
     coverage_gaps: tuple[str, ...] = ()  # paths or families that cannot run for this kernel, and why
+    not_runnable: tuple[NotRun, ...] = ()  # the same as data: every report groups tests not run by these
 
 
 RUN_INFO_KEY = pytest.StashKey[RunInfo]()

@@ -13,6 +13,8 @@ from verdict.record import (
     CALL_SITE, CALL_SITE_PROPERTY, CAPTURABLE_PROPERTY, CHECK_PROPERTY, CRASH, DEVICE_FAULT, ERROR, FAILED_OUTCOMES, FAILING, NOT_RUN, PARAMS_PROPERTY, PASS,
     PLANTED_PROPERTY, TIMEOUT, WAIVED, CaseParams, Check, TestRecord, worst,
 )
+from verdict.crash_storm import STORM_PROPERTY, CrashStorm
+from verdict.not_run import NOT_RUN_PROPERTY, NotRun
 
 _XDIST_NODE_LINE = re.compile(r"^\[gw\d+\] .*\n?")
 MESSAGE_LIMIT = 20_000  # characters of a failure's text kept in the record (a chatty kernel must not bloat it)
@@ -60,6 +62,8 @@ class _Builder:
     call_sites: list[dict[str, Any]] = field(default_factory=list)
     crashed: bool = False
     timed_out: bool = False
+    not_run: NotRun | None = None  # why it skipped, where the harness recorded it (verdict.not_run)
+    crash_storm: CrashStorm | None = None  # the crash storm it was skipped for (harness.crash_storm)
 
     def add_report(self, when: str, outcome: str, duration: float, properties: list[tuple[str, object]],
                    longrepr: str, wasxfail: bool) -> None:
@@ -77,6 +81,10 @@ class _Builder:
                     self.planted = dict(json.loads(str(value)))
                 elif name == CALL_SITE_PROPERTY:
                     sites.append(dict(json.loads(str(value))))
+                elif name == NOT_RUN_PROPERTY:
+                    self.not_run = NotRun.from_dict(json.loads(str(value)))
+                elif name == STORM_PROPERTY:
+                    self.crash_storm = CrashStorm.from_dict(json.loads(str(value)))
             except (ValueError, TypeError, KeyError):
                 continue
         if len(checks) > len(self.checks):  # reports carry the item's properties so far: keep the longest
@@ -122,7 +130,9 @@ class _Builder:
         if outcome in ("passed", "xpassed") and verdict in FAILING:
             outcome = "failed"  # a check that contradicts itself fails the test, whatever the worker reported
         return TestRecord(self.nodeid, outcome, verdict, params, self.duration, tuple(self.checks),
-                          self.message, self.waiver, self.planted, tuple(self.call_sites))
+                          self.message, self.waiver, self.planted, tuple(self.call_sites),
+                          not_run=self.not_run if verdict == NOT_RUN else None,
+                          crash_storm=self.crash_storm if verdict == NOT_RUN else None)
 
 
 class ResultCollector:

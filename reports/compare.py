@@ -23,7 +23,7 @@ GOOD = ("passed",)
 
 @dataclass
 class Diff:
-    """Tests of two results files sorted into what changed."""
+    """Tests of two results files sorted into what changed; each test in one list at most."""
 
     regressions: list[tuple[TestRecord, TestRecord]] = field(default_factory=list)
     fixes: list[tuple[TestRecord, TestRecord]] = field(default_factory=list)
@@ -42,18 +42,18 @@ def diff(baseline: Results, current: Results) -> Diff:
         old, new = before.get(nodeid), after.get(nodeid)
         if old is None:
             d.new.append(new)  # type: ignore[arg-type]
+        elif new is None and old.outcome in GOOD:
+            d.coverage_lost.append((old, None))  # each case is listed in one section only
         elif new is None:
             d.missing.append(old)
-            if old.outcome in GOOD:
-                d.coverage_lost.append((old, None))
         elif old.outcome in GOOD and new.outcome in BAD:
             d.regressions.append((old, new))
         elif old.outcome in BAD + ("xfailed",) and new.outcome in GOOD:
             d.fixes.append((old, new))
+        elif old.outcome in GOOD and new.outcome in ("skipped", "pending"):
+            d.coverage_lost.append((old, new))  # its own section, never also an "other" change
         elif old.outcome != new.outcome:
             d.changed.append((old, new))
-            if old.outcome in GOOD and new.outcome in ("skipped", "pending"):
-                d.coverage_lost.append((old, new))
         else:
             d.unchanged += 1
     return d
@@ -93,13 +93,21 @@ def render(d: Diff, baseline_path: str, current_path: str, baseline: Results, cu
         [f"{new.nodeid}  {old.outcome} -> {new.outcome}" for old, new in d.changed],
     )
     section("NEW CASES", [f"{c.nodeid}  ({c.outcome})" for c in d.new])
-    section("MISSING CASES", [f"{c.nodeid}  (was {c.outcome})" for c in d.missing])
+    section("MISSING CASES (not passed before)", [f"{c.nodeid}  (was {c.outcome})" for c in d.missing])
     section("COVERAGE LOST (passed -> skipped or missing)",
-            [f"{old.nodeid}  passed -> {new.outcome if new else 'missing'}"
-             + (f": {short_message(new.message)}" if new and new.message else "")
+            [f"{old.nodeid}  passed -> {new.outcome if new else 'missing'}" + _why_not_run(new)
              for old, new in d.coverage_lost])
     out.append(f"unchanged: {d.unchanged}")
     return "\n".join(out)
+
+
+def _why_not_run(record: TestRecord | None) -> str:
+    """Why a case did not run now: its recorded reason and command (verdict.not_run), else its message."""
+    if record is None:
+        return ""
+    if record.not_run is not None:
+        return f": {record.not_run.describe()}"
+    return f": {short_message(record.message)}" if record.message else ""
 
 
 def render_markdown(d: Diff, baseline_path: str, current_path: str, baseline: Results, current: Results,

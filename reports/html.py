@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from reports import summary
+from reports import not_run, summary
 from reports.collector import record_of_report
 from reports.markup import esc
 from reports.plugin import COLLECTOR_KEY, is_controller
@@ -90,7 +90,7 @@ def render_summary(config: pytest.Config, session: pytest.Session) -> str:
     records: list[TestRecord] = config.stash[COLLECTOR_KEY].results()
     end = run_end(session)
     return summary.render(records, info.families, kernel=info.kernel_module, backend=info.backend,
-                          finished=end.finished, ended=end.how, gaps=info.coverage_gaps,
+                          finished=end.finished, ended=end.how, not_run=not_run.of_run(info, records),
                           notes=[f"capturable in a device graph: {v}" for v in
                                  capturable_entry(config.stash[COLLECTOR_KEY].capturable).values()],
                           diagnosis=render_diagnosis(run_diagnosis(session)) + bench_link(config))

@@ -11,7 +11,8 @@ import os
 import re
 from pathlib import Path
 
-from reports import flaky
+from reports import flaky, not_run
+from reports.diagnosis_text import facts
 from reports.results import Results, write_text_atomic
 from reports.text import environment_headline, run_verdict, verdict_tally, why
 from verdict.record import NOT_RUN
@@ -19,9 +20,9 @@ from verdict.record import NOT_RUN
 MAX_LINES = 60
 SHOWN_FAILURES = 15
 SHOWN_DIAGNOSES = 3
-SHOWN_GAPS = 5
+SHOWN_DIAGNOSIS_CASES = 3
 STEP_SUMMARY_VAR = "GITHUB_STEP_SUMMARY"  # GitHub's and Gitea's runners set it to a file the job page shows
-ENVIRONMENT_KEYS = ("Device", "Chip", "Driver", "Torch", "Triton", "Kernel commit")
+ENVIRONMENT_KEYS = ("Device", "Chip", "Driver", "Torch", "Triton", "Kernel commit", "Kernel origin")
 _ESCAPED = str.maketrans({c: "\\" + c for c in "\\`*_[]|#"} | {"<": "&lt;", ">": "&gt;", "&": "&amp;",
                                                                   "\n": " ", "\r": " "})
 
@@ -51,7 +52,7 @@ def verdict_word(run: Results) -> str:
 
 
 def environment_line(environment: dict[str, str]) -> str:
-    """Device, chip, driver, torch, Triton and the kernel's commit, as far as the run recorded them."""
+    """Device, chip, driver, torch, Triton and the kernel's commit (or why it has none), as far as recorded."""
     parts = [f"{key}: {code(environment[key])}" for key in ENVIRONMENT_KEYS if environment.get(key)]
     return "Environment: " + (" · ".join(parts) if parts else "not recorded")
 
@@ -66,6 +67,14 @@ def environment_failure_lines(run: Results) -> list[str]:
             "The machine stopped the run: nothing was judged, and it is not the kernel's failure."]
 
 
+def usage_error_lines(run: Results) -> list[str]:
+    """Why a run ended as a usage error before its tests ran (a bad option, a --kernel the harness cannot use)."""
+    if not run.usage_error:
+        return []
+    return ["", f"**Usage error:** {code(run.usage_error[:300])}", "",
+            "The run stopped before any test ran: nothing was judged. Fix the command and run it again."]
+
+
 def _diagnosis(run: Results) -> list[str]:
     items = list(run.diagnosis)
     if not items:
@@ -75,8 +84,12 @@ def _diagnosis(run: Results) -> list[str]:
     lines = ["", f"**Diagnosis** (likely bug classes, strongest first){partial}:", ""]
     for number, d in enumerate(items[:SHOWN_DIAGNOSES], 1):
         scope = f"; {text(d['scope'])}" if d.get("scope") else ""
+        cases = list(d.get("cases") or ())
+        shown = ", ".join(code(c) for c in cases[:SHOWN_DIAGNOSIS_CASES])
+        more = f" (+{len(cases) - SHOWN_DIAGNOSIS_CASES} more)" if len(cases) > SHOWN_DIAGNOSIS_CASES else ""
         lines.append(f"{number}. \\[{text(d.get('category', ''))}\\] {text(d.get('name', ''))} "
-                     f"({len(d.get('cases') or ())} test(s){scope})")
+                     f"({len(cases)} test(s){scope}): {text(d.get('evidence', ''))}; {text('; '.join(facts(d)))}"
+                     + (f"; tests: {shown}{more}" if cases else ""))
     if len(items) > SHOWN_DIAGNOSES:
         lines.append(f"{SHOWN_DIAGNOSES + 1}. … {len(items) - SHOWN_DIAGNOSES} more in the HTML report")
     return lines
@@ -97,15 +110,15 @@ def _failures(run: Results) -> list[str]:
     return lines
 
 
-def _gaps(run: Results) -> list[str]:
-    not_run = sum(1 for r in run.records if r.verdict == NOT_RUN)
-    gaps = ([f"{not_run} test(s) not run"] if not_run else []) + list(run.coverage_gaps)
-    if not gaps:
+def not_run_lines(run: Results) -> list[str]:
+    """Every group of tests not run, why, and the command that runs it: part of the head, so never cut."""
+    found, legacy = run.not_run_groups()
+    items = not_run.lines(found, legacy, text=text, code=code)
+    if not items:
         return []
-    lines = ["", "**Not covered:**", ""] + [f"- {text(g)}" for g in gaps[:SHOWN_GAPS]]
-    if len(gaps) > SHOWN_GAPS:
-        lines.append(f"- … {len(gaps) - SHOWN_GAPS} more in the HTML report")
-    return lines
+    count = sum(1 for r in run.records if r.verdict == NOT_RUN)
+    return ["", f"**Not run: {count} test(s)**, in {len(items)} group(s); this verdict does not cover them:", ""] + [
+        f"- {item}" for item in items]
 
 
 def run_parts(run: Results, *, html: str | None = None, title: str = "nan-harness"
@@ -116,9 +129,9 @@ def run_parts(run: Results, *, html: str | None = None, title: str = "nan-harnes
     kernel, backend = code(what["kernel"]), text(what["backend"])
     head = [f"### {text(title)}: {text(verdict_word(run))}", "",
             f"Kernel {kernel} on {backend}: **{len(run.records)} tests**: {text(verdict_tally(run.records) or 'no tests')}"]
-    head += environment_failure_lines(run)
+    head += environment_failure_lines(run) + usage_error_lines(run) + not_run_lines(run)
     tail = ["", environment_line(run.environment)] + (["", f"HTML report: {code(html)}"] if html else [])
-    return head, _diagnosis(run) + _failures(run) + _gaps(run), tail
+    return head, _diagnosis(run) + _failures(run), tail
 
 
 def run_summary(run: Results, *, html: str | None = None, title: str = "nan-harness") -> str:

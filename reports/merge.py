@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reports import markdown, results, summary
+from reports import markdown, not_run, results, summary
 from reports.markup import esc
 from reports.plugin import EXIT_WORDS
 from reports.results import Results, ResultsError
@@ -159,6 +159,7 @@ def merge_docs(shards: Sequence[Shard]) -> dict[str, Any]:
         "kernel": next((s.run.kernel for s in shards if s.run.kernel), None),
         "backend": next((s.run.backend for s in shards if s.run.backend), None),
         "coverage_gaps": gaps,
+        "not_run": _not_run(shards, records),
         "started": started[0] if started else None,
         "ran": sum(s.run.ran for s in shards),
         "shards": {**{k: first.info.get(k) for k in SPLIT_KEYS}, "groups": [s.group for s in shards],
@@ -168,6 +169,15 @@ def merge_docs(shards: Sequence[Shard]) -> dict[str, Any]:
     }
     return results.document(records, env, status, collected=sum(s.run.collected for s in shards),
                             finished=finished, ended=how, extra=extra)
+
+
+def _not_run(shards: Sequence[Shard], records: Sequence[TestRecord]) -> list[dict[str, Any]] | None:
+    """The merged run's groups of tests not run, counted again over every shard's records (None when a shard's file
+    recorded no groups: readers then group the records themselves)."""
+    if any(s.run.not_run is None for s in shards):
+        return None
+    known = [g.what for s in shards for g in s.run.not_run or ()]
+    return [g.to_dict() for g in not_run.groups(records, known)]
 
 
 def merge_junit(shards: Sequence[Shard], out: Path) -> int:
@@ -241,7 +251,8 @@ def page(run: Results, families: Sequence[Any], out_dir: Path, group_of: dict[st
     records = list(run.records)
     diagnosis = render_diagnosis([Diagnosis.from_dict(d) for d in run.diagnosis])  # merge_docs' one diagnosis
     block = summary.render(records, families, kernel=run.kernel or "?", backend=run.backend or "?",
-                           finished=run.finished, ended=run.ended, gaps=run.coverage_gaps, diagnosis=diagnosis)
+                           finished=run.finished, ended=run.ended, gaps=run.coverage_gaps, diagnosis=diagnosis,
+                           not_run=run.not_run)
     shards = run.shards or {}
     links = []
     for group, folder in zip(shards["groups"], shards["folders"]):

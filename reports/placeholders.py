@@ -2,15 +2,19 @@
 
 Whatever ends the run early (a usage error, Ctrl-C, a kill, a crash of the process), the paths it was asked to
 write never keep an earlier run's results.json, HTML or JUnit: a gate reading them sees a run that did not finish
-(results.json `finished: false`, a JUnit error, an HTML page that says so), never yesterday's green.
+(results.json `finished: false`, a JUnit error, an HTML page that says so), never yesterday's green. An ending the
+process sees before its tests ran (a usage error, an interrupt) rewrites them with how and why (`ended_early`).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import quoteattr
 
-from reports import results
+import pytest
+
+from reports import markdown, results
 from reports.markup import esc
 
 HTML = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>NaN-count precision: {title}</title></head>
@@ -55,20 +59,42 @@ def write(paths: dict[str, Path | None], started: str, run_id: str | None,
     return problems
 
 
-def html_page(started: str, interrupted: bool = False) -> str:
-    """The placeholder page: not finished yet, or INCOMPLETE (interrupted) before its session started."""
-    if interrupted:
-        return HTML.format(title="INCOMPLETE (interrupted)", started=esc(started),
-                           how="it was interrupted (Ctrl-C or SIGTERM) before its tests started")
+def html_page(started: str) -> str:
+    """The placeholder page: not finished yet."""
     return HTML.format(title="run not finished", started=esc(started), how=RUNNING)
 
 
-def markdown_page(started: str, interrupted: bool = False) -> str:
-    """The Markdown summary's placeholder: not finished yet, or INCOMPLETE (interrupted) before its tests started."""
-    if interrupted:
-        return (f"### nan-harness: INCOMPLETE (interrupted)\n\nThe run started at {started} was interrupted "
-                "(Ctrl-C or SIGTERM) before its tests started.\n")
+def markdown_page(started: str) -> str:
+    """The Markdown summary's placeholder: not finished yet."""
     return f"### nan-harness: run not finished\n\nThe run started at {started} has not written its summary: {RUNNING}.\n"
+
+
+def ended_early(paths: dict[str, Path | None], started: str, run_id: str | None, error: BaseException | None,
+                status: int, interrupted: bool, words: Mapping[int, str], *, kernel: str | None = None) -> str:
+    """A run that ended before its tests ran (Ctrl-C or SIGTERM, a usage error such as an unknown option or a
+    --kernel without get_num_nans, an internal error): every report says how and why, none keeps the "still
+    running" placeholder. Returns the Markdown summary ('' when nothing tells how it ended: the placeholders stay)."""
+    if interrupted or isinstance(error, KeyboardInterrupt):
+        status = int(pytest.ExitCode.INTERRUPTED)
+    elif isinstance(error, pytest.UsageError):
+        status = int(pytest.ExitCode.USAGE_ERROR)
+    if status == 0:
+        return ""
+    usage = " ".join(str(a) for a in error.args) if isinstance(error, pytest.UsageError) and not interrupted else None
+    how = "interrupted" if status == pytest.ExitCode.INTERRUPTED else words.get(status, f"exit status {status}")
+    doc = {**not_finished_doc(started, run_id, {"kernel": kernel, "usage_error": usage}), "ended": how,
+           "exitstatus": status}
+    said = f"it ended ({how}) before any test ran" + (f": {usage}" if usage else "")
+    texts = {
+        "json": results.dumps(doc),
+        "html": HTML.format(title=esc(f"INCOMPLETE ({how})"), started=esc(started), how=esc(said)),
+        "junit": JUNIT.format(message=quoteattr(f"the run started at {started} {said[3:]}")),
+        "markdown": markdown.run_summary(results.Results.from_doc(doc)),
+    }
+    for kind, path in paths.items():
+        if path is not None and not path.is_dir():
+            results.write_text_atomic(path, texts[kind])
+    return texts["markdown"]
 
 
 def mark_junit_unfinished(path: Path, how: str) -> None:

@@ -1,8 +1,9 @@
 """Report and gate options (--nan-json, --nan-waivers), result collection, and results.json on the controller.
 
 A run's reports never pretend: at start-up the previous results.json is replaced by one that says the run has
-not finished (so a usage error, Ctrl-C, SIGTERM or a killed run leaves that behind, which compare refuses), and
-the final one records how many tests were collected, how many ran and how the session ended.
+not finished (a killed run leaves that behind, which compare refuses; a usage error, Ctrl-C or SIGTERM before the
+tests rewrites it with how the run ended), and the final one records how many tests were collected, how many ran,
+how the session ended and every group of tests not run.
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import datetime
 import hashlib
 import os
 import signal
+import sys
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +20,7 @@ from types import FrameType
 
 import pytest
 
-from reports import environment_ending, flaky, markdown, placeholders, results
+from reports import environment_ending, flaky, markdown, not_run, placeholders, results
 from reports.collector import ResultCollector
 from reports.text import run_verdict, verdict_tally
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
@@ -36,6 +38,7 @@ STARTED_KEY = pytest.StashKey[str]()
 RUN_ID_KEY = pytest.StashKey[str]()
 RUN_END_KEY = pytest.StashKey["RunEnd"]()
 DIAGNOSIS_KEY = pytest.StashKey[list]()  # the run's one diagnosis (reports.diagnosis.Diagnosis items)
+ENDING_KEY = pytest.StashKey[str]()  # "configured" (unconfigure says how the run ended), "ended early" (it said)
 SIGTERM_KEY = pytest.StashKey[object]()  # the SIGTERM handler before this run, restored at unconfigure
 _INTERRUPTED: list[str] = []  # KeyboardInterrupts seen by this process (Ctrl-C, SIGTERM)
 EXIT_WORDS = {0: "passed", 1: "tests failed", 2: "interrupted", 3: "internal error", 4: "usage error",
@@ -116,6 +119,7 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     early_config.stash[RUN_ID_KEY] = run_id
     early_config.stash[STARTED_KEY] = _now()
     placeholders.write(_report_paths(early_config, namespace), early_config.stash[STARTED_KEY], run_id)
+    early_config.add_cleanup(lambda: _write_early_ending(early_config, early_config.known_args_namespace, False))
     _handle_sigterm(early_config)
 
 
@@ -125,6 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "nan_reports: tests of the reports and gates (HTML, results.json, compare, waivers)")
     if config.option.help or config.option.version or config.option.collectonly or not active(config):
         return
+    config.stash[ENDING_KEY] = "configured"  # unconfigure writes how the run ended
     if is_controller(config):
         config.stash.setdefault(STARTED_KEY, _now())
         run_id = config.getoption("--nan-run-id") or config.stash.get(RUN_ID_KEY, None) or uuid.uuid4().hex
@@ -246,6 +251,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
              "diagnosis": [d.to_dict() for d in run_diagnosis(session)],
              "kernel": info.kernel_module if info else None, "backend": info.backend if info else None,
              "coverage_gaps": list(info.coverage_gaps) if info else [],
+             "not_run": [g.to_dict() for g in not_run.of_run(info, records)],
              "started": config.stash.get(STARTED_KEY, None), "ran": ran,
              "run_id": config.stash.get(RUN_ID_KEY, None)}
     shard = shard_of(config)
@@ -303,25 +309,14 @@ def _final_status(exitstatus: int, finished: bool, records: list[TestRecord]) ->
 
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """After pytest's JUnit writer: an unfinished run's JUnit file gets an error saying so; a run interrupted
-    before its session started (Ctrl-C, SIGTERM while configuring) says so in results.json."""
+    """After pytest's JUnit writer: an unfinished run's JUnit file gets an error saying so; a run that ended before
+    its session ran tests (its environment, Ctrl-C or SIGTERM while configuring, a usage error) says so in every
+    report."""
     end = config.stash.get(RUN_END_KEY, None)
-    path = json_path(config) if is_controller(config) else None
     if end is None and FAILURE_KEY in config.stash and is_controller(config) and STARTED_KEY in config.stash:
         _write_environment_ending(config)
-    elif end is None and _INTERRUPTED and is_controller(config) and STARTED_KEY in config.stash:
-        started = config.stash[STARTED_KEY]
-        if path is not None:
-            doc = placeholders.not_finished_doc(started, config.stash.get(RUN_ID_KEY, None))
-            results.write(path, {**doc, "ended": "interrupted", "exitstatus": int(pytest.ExitCode.INTERRUPTED)})
-        paths = _report_paths(config, config.option)
-        page = paths["html"]
-        if page is not None and not page.is_dir():
-            results.write_text_atomic(page, placeholders.html_page(started, interrupted=True))
-        summary = placeholders.markdown_page(started, interrupted=True)
-        if paths["markdown"] is not None and not paths["markdown"].is_dir():
-            markdown.write(paths["markdown"], summary)
-        markdown.append_step_summary(summary)
+    elif end is None and is_controller(config) and STARTED_KEY in config.stash:
+        _write_early_ending(config, config.option)
     junit = _report_paths(config, config.option)["junit"]
     if end is not None and not end.finished and junit is not None and junit.is_file():
         placeholders.mark_junit_unfinished(junit, end.how)
@@ -330,6 +325,20 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     previous = config.stash.get(SIGTERM_KEY, None)
     if previous is not None:
         signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+
+
+def _write_early_ending(config: pytest.Config, namespace: object, configured: bool = True) -> None:
+    """A run that ended before its tests (placeholders.ended_early), once: pytest unconfigures a configured run, and
+    cleans up one that never configured (an unknown option), while what stopped it is on its way out."""
+    if config.stash.get(ENDING_KEY, None) != ("configured" if configured else None):
+        return
+    config.stash[ENDING_KEY] = "ended early"
+    status = int(getattr(config.pluginmanager.get_plugin("session"), "exitstatus", 0) or 0)
+    summary = placeholders.ended_early(
+        _report_paths(config, namespace), config.stash[STARTED_KEY], config.stash.get(RUN_ID_KEY, None),
+        sys.exc_info()[1], status, bool(_INTERRUPTED), EXIT_WORDS, kernel=getattr(namespace, "kernel", None))
+    if summary:
+        markdown.append_step_summary(summary)
 
 
 def _write_environment_ending(config: pytest.Config) -> None:
@@ -384,3 +393,5 @@ def _print_verdict(config: pytest.Config) -> None:
         terminalreporter.write_line(f"  {number}. [{d.category}] {d.name} ({len(d.cases)} test(s){scope})")
     if len(found) > SHOWN_DIAGNOSES:
         terminalreporter.write_line(f"  ... {len(found) - SHOWN_DIAGNOSES} more in the HTML report and results.json")
+    for line in not_run.lines([g for g in not_run.of_run(info, records) if g.tests]):
+        terminalreporter.write_line(f"  not run: {line}")

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from reports import flaky
+from reports.not_run import Group, groups
 from reports.data_file import decoded_text
-from verdict.record import ENVIRONMENT, FAILED_OUTCOMES, VERDICTS, TestRecord
+from verdict.record import ENVIRONMENT, FAILED_OUTCOMES, NOT_RUN, VERDICTS, TestRecord
 
 SCHEMA = "nan-harness-results/2"
 LEGACY_SCHEMA = "nan-harness-results/1"  # written before runs recorded how they ended
@@ -109,6 +110,8 @@ class Results:
     shard: dict[str, Any] | None = None  # this run's place among pytest-split shards
     shards: dict[str, Any] | None = None  # a merged run's shards
     environment_failure: dict[str, Any] | None = None  # why a run ended `environment` (harness.environment_failures)
+    not_run: tuple[Group, ...] | None = None  # what was not tested, grouped (None: an older file)
+    usage_error: str | None = None  # why a run ended `usage error` before its tests ran
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> Results:
@@ -120,18 +123,29 @@ class Results:
                    kernel=doc.get("kernel"), backend=doc.get("backend"), started=doc.get("started"),
                    coverage_gaps=tuple(doc.get("coverage_gaps") or ()), diagnosis=tuple(doc.get("diagnosis") or ()),
                    shard=doc.get("shard"), shards=doc.get("shards"),
-                   environment_failure=doc.get("environment_failure"))
+                   environment_failure=doc.get("environment_failure"),
+                   not_run=None if doc.get("not_run") is None else tuple(Group.from_dict(g)
+                                                                        for g in doc["not_run"]),
+                   usage_error=doc.get("usage_error"))
 
     def by_nodeid(self) -> dict[str, TestRecord]:
         """Records keyed by node id, the key every comparison of two runs matches on."""
         return {r.nodeid: r for r in self.records}
 
     def identity(self) -> dict[str, str]:
-        """What the run judged: kernel, backend, device and the kernel's commit ('?' where not recorded)."""
+        """What the run judged: kernel, backend, device and the kernel's commit ('?' where not recorded; a commit
+        the run could not know says so, and why, from the environment's "Kernel origin")."""
         env = self.environment
+        origin = env.get("Kernel origin") or "this results.json records neither a commit nor why it has none"
         return {"kernel": self.kernel or env.get("Kernel module") or "?",
                 "backend": self.backend or env.get("Backend") or "?",
-                "device": env.get("Device") or "?", "kernel commit": env.get("Kernel commit") or "?"}
+                "device": env.get("Device") or "?", "kernel commit": env.get("Kernel commit") or f"unknown ({origin})"}
+
+    def not_run_groups(self) -> tuple[list[Group], list[str]]:
+        """What was not tested, in groups; and, for an older file that recorded no groups, its gap texts."""
+        if self.not_run is not None:
+            return list(self.not_run), []
+        return groups(self.records), list(self.coverage_gaps)
 
     def failing(self) -> list[TestRecord]:
         """Tests whose outcome is failed or error."""
@@ -263,6 +277,11 @@ CHECK = record({"params": PARAMS, "path": STRING, "verdict": VERDICT, "expected_
                 "unwritten": nullable(UNWRITTEN)}, required=("verdict",))
 FLAKY_LABEL = Kind("deterministic, flaky, 'known flaky: ...' or 'not rerun: ...'",
                    lambda v: isinstance(v, str) and flaky.kind(v) is not None)
+NOT_RUN_FIELDS = {"group": STRING, "reason": STRING, "commands": list_of(STRING), "marker": STRING}
+NOT_RUN_KIND = record(NOT_RUN_FIELDS, required=("group", "reason"))  # why a test did not run (verdict.not_run)
+NOT_RUN_GROUP = record({**NOT_RUN_FIELDS, "tests": COUNT}, required=("group", "reason", "tests"))
+CRASH_STORM = record({"signature": STRING, "scope": OBJECT, "crashes": list_of(STRING), "threshold": COUNT,
+                      "groups": list_of(OBJECT)}, required=("signature", "scope", "crashes"))  # verdict.crash_storm
 RERUN = record({"outcome": one_of(OUTCOMES), "verdict": VERDICT, "seconds": SECONDS, "message": STRING},
                required=("outcome",))  # one rerun of a failed test in a fresh process (reports.reruns)
 CASE = record({"id": STRING, "nodeid": NAME, "family": STRING, "parameters": PARAMS, "path": STRING,
@@ -270,7 +289,8 @@ CASE = record({"id": STRING, "nodeid": NAME, "family": STRING, "parameters": PAR
                "got_total": nullable(INT), "wrong_rows": list_of(CASE_ROW), "cards": list_of(COUNT),
                "message": STRING, "waiver": nullable(dict_of(STRING)), "planted": nullable(OBJECT),
                "call_sites": list_of(OBJECT), "checks": list_of(CHECK), "flaky": nullable(FLAKY_LABEL),
-               "reruns": list_of(RERUN)}, required=("nodeid", "outcome", "verdict"))
+               "reruns": list_of(RERUN), "not_run": nullable(NOT_RUN_KIND),
+               "crash_storm": nullable(CRASH_STORM)}, required=("nodeid", "outcome", "verdict"))
 SPLIT = {"splits": POSITIVE, "algorithm": nullable(STRING), "durations_sha256": nullable(STRING),
          "selection": nullable(OBJECT)}  # what every shard of one split run shares (reports.merge.SPLIT_KEYS)
 SHARD = record({"group": POSITIVE, **SPLIT}, required=("group", "splits"))
@@ -283,7 +303,8 @@ DOCUMENT = record({"environment": dict_of(STRING), "exitstatus": nullable(INT), 
                    "verdicts": dict_of(COUNT, VERDICTS), "run_id": nullable(STRING), "diagnosis": list_of(OBJECT),
                    "kernel": nullable(STRING), "backend": nullable(STRING), "coverage_gaps": list_of(STRING),
                    "started": nullable(STRING), "shard": nullable(SHARD), "shards": SHARDS, "cases": list_of(CASE),
-                   "environment_failure": nullable(ENVIRONMENT_FAILURE)},
+                   "environment_failure": nullable(ENVIRONMENT_FAILURE), "not_run": nullable(list_of(NOT_RUN_GROUP)),
+                   "usage_error": nullable(STRING)},
                   required=("environment", "exitstatus", "finished", "ended", "collected", "counts", "verdicts",
                             "cases"))
 
@@ -315,6 +336,11 @@ def _check_consistent(doc: dict[str, Any]) -> None:
     if labelled:
         raise ResultsError(f"{labelled[0]} has a rerun label (flaky) but did not fail: reruns only label failures, "
                            "they never turn one into a pass")
+    not_run = sum(1 for c in doc["cases"] if c["verdict"] == NOT_RUN)
+    grouped = sum(g["tests"] for g in doc.get("not_run") or ())
+    if doc.get("not_run") is not None and grouped != not_run:
+        raise ResultsError(f"not_run groups hold {grouped} test(s) but {not_run} case(s) are not_run: every test "
+                           "not run is in one group")
     twice = sorted(n for n, k in Counter(c["nodeid"] for c in doc["cases"]).items() if k > 1)
     if twice:
         raise ResultsError(f"duplicate nodeid in cases: {', '.join(twice[:3])}" + (" ..." if len(twice) > 3 else ""))

@@ -6,10 +6,11 @@ one-line tally. Families are read from the run's RunInfo, so a new family shows 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from cases.family import ClassTable, Context, Family, Grid, Totals
 from reports import flaky
+from reports.not_run import Group, groups as not_run_groups, lines as not_run_lines, unrecorded
 from reports.markup import esc
 from reports.text import run_verdict, verdict_tally, why
 from verdict.record import FAILED_OUTCOMES, FAILING, NOT_RUN, CaseParams, TestRecord
@@ -22,36 +23,48 @@ STYLE = """<style>
 .nan-summary td.nan-cell{min-width:34px}
 .nan-pass{background:#9be39b}.nan-fail{background:#e65c5c;color:#fff!important;font-weight:bold}
 .nan-mixed{background:#f0b400;font-weight:bold}.nan-skip{background:#cfcfcf}.nan-waived{background:#9fb8ee}
-.nan-absent{background:#fff;color:#555!important}
+.nan-absent{background:#fff;color:#555!important}.nan-summary td[data-partial="yes"]{border-style:dashed}
 .nan-summary .nan-headline{font-size:16px;font-weight:bold}
 .nan-verdict-pass{color:#0a6b0a}.nan-verdict-fail{color:#b00000}.nan-verdict-incomplete{color:#8a5a00}
 .nan-summary ul{margin:4px 0 12px}
 </style>"""
 
 STATE_TEXT = {"pass": "pass", "fail": "FAIL", "mixed": "mixed", "skip": "not run", "waived": "waived", "absent": "–"}
+PARTIAL = "*"  # after a cell's word: what ran says this, and some path of the case did not run (the heading says why)
 SHOWN_FAILURES = 15  # listed openly; the rest fold under a <details>
+NOT_RAN = ("skipped", "pending")
 
 
 def cell_state(outcomes: Sequence[str]) -> str:
-    """One word for a case over its paths: fail, mixed (one path fails, another passes), pass, waived, skip."""
-    if not outcomes:
-        return "absent"
-    failed = [o for o in outcomes if o in FAILED_OUTCOMES]
+    """One word for a case over the paths that ran: fail, mixed (one path fails, another passes), pass, waived; skip
+    when none ran. A path that did not run beside one that did marks the cell partial (`partial`), never a pass."""
+    ran = [o for o in outcomes if o not in NOT_RAN]
+    if not ran:
+        return "skip" if outcomes else "absent"
+    failed = [o for o in ran if o in FAILED_OUTCOMES]
     if failed:
-        return "mixed" if len(failed) < len(outcomes) and "passed" in outcomes else "fail"
-    if "xfailed" in outcomes:
-        return "waived"
-    if "skipped" in outcomes or "pending" in outcomes:
-        return "skip"  # a path that did not run is coverage lost, never shown as pass
-    return "pass" if outcomes else "absent"
+        return "mixed" if len(failed) < len(ran) and "passed" in ran else "fail"
+    return "waived" if "xfailed" in ran else "pass"
 
 
-def _cell(case_id: str, by_path: dict[str, str]) -> str:
-    state = cell_state(list(by_path.values()))
-    detail = ", ".join(f"{p} {o}" for p, o in sorted(by_path.items())) or "not run"
+def partial(outcomes: Sequence[str]) -> bool:
+    """Some path of the case ran and another did not: its word covers only the paths that ran."""
+    return any(o in NOT_RAN for o in outcomes) and any(o not in NOT_RAN for o in outcomes)
+
+
+def _reason(r: TestRecord) -> str:
+    """Why a test did not run, from its recorded NotRun (never from pytest's skip words)."""
+    return (r.not_run or unrecorded(r)).reason
+
+
+def _cell(case_id: str, by_path: Mapping[str, TestRecord]) -> str:
+    outcomes = [r.outcome for r in by_path.values()]
+    state, mark = cell_state(outcomes), PARTIAL if partial(outcomes) else ""
+    detail = "; ".join(f"{p} {r.outcome}" + (f" ({_reason(r)})" if r.outcome in NOT_RAN else "")
+                       for p, r in sorted(by_path.items())) or "not run"
     title = esc(f"{case_id}: {detail}")
     return (f'<td class="nan-cell nan-{state}" data-case="{esc(case_id)}" data-state="{state}" '
-            f'title="{title}">{STATE_TEXT[state]}</td>')
+            f'data-partial="{"yes" if mark else "no"}" title="{title}">{STATE_TEXT[state]}{mark}</td>')
 
 
 def _path_of(r: TestRecord) -> str:
@@ -75,17 +88,31 @@ def _field(r: TestRecord | CaseParams, name: str) -> str:
     return str(getattr(p, name, ""))
 
 
-def _state_counts(states: Iterable[str]) -> str:
-    tally = Counter(states)
-    parts = [f"{tally[s]} {STATE_TEXT[s]}" for s in ("fail", "mixed", "waived", "skip", "pass") if s in tally]
-    return f": {', '.join(parts)}" if parts else ""
+def _state_counts(cases: Iterable[Mapping[str, TestRecord]]) -> str:
+    """How many cases got each word, a partial one counted with its mark; then which paths did not run and why."""
+    tally: Counter[str] = Counter()
+    missing: Counter[tuple[str, str]] = Counter()
+    for by_path in cases:
+        outcomes = [r.outcome for r in by_path.values()]
+        tally[STATE_TEXT[cell_state(outcomes)] + (PARTIAL if partial(outcomes) else "")] += 1
+        missing.update((p, _reason(r)) for p, r in by_path.items() if r.outcome in NOT_RAN)
+    words = [w for s in ("fail", "mixed", "waived", "skip", "pass") for w in (STATE_TEXT[s], STATE_TEXT[s] + PARTIAL)]
+    parts = [f"{tally[w]} {w}" for w in words if w in tally]
+    gaps = "; ".join(f"{p} not run for {n} case(s): {because}" for (p, because), n in sorted(missing.items()))
+    note = f"; {PARTIAL} = only the paths that ran" if any(w.endswith(PARTIAL) for w in tally) else ""
+    return (f": {', '.join(parts)}" if parts else "") + (f"{note}; {gaps}" if gaps else "")
 
 
-def _by_case(records: Iterable[TestRecord]) -> dict[str, dict[str, str]]:
-    table: dict[str, dict[str, str]] = {}
+def _ran(cases: Mapping[str, Mapping[str, TestRecord]]) -> int:
+    """Cases with at least one path that ran (a case whose every path was skipped did not run)."""
+    return sum(1 for by_path in cases.values() if any(r.outcome not in NOT_RAN for r in by_path.values()))
+
+
+def _by_case(records: Iterable[TestRecord]) -> dict[str, dict[str, TestRecord]]:
+    table: dict[str, dict[str, TestRecord]] = {}
     for r in records:
         assert r.params is not None
-        table.setdefault(r.params.case_id, {})[_path_of(r)] = r.outcome
+        table.setdefault(r.params.case_id, {})[_path_of(r)] = r
     return table
 
 
@@ -118,9 +145,9 @@ def grid_section(family: Family, grouping: Grid, records: Sequence[TestRecord]) 
             for o in outer for c in col_keys if c[0] == o
         )
         body.append(f"<tr><th>{esc(rk[0])}</th><th>{esc(rk[1])}</th>{cells}</tr>")
-    counts = _state_counts(cell_state(list(v.values())) for v in cases.values())
+    counts = _state_counts(cases.values())
     return (
-        f'<h3>{esc(family.name)}: {esc(family.description)} ({len(cases)} of {len(first)} cases run{counts})</h3>'
+        f'<h3>{esc(family.name)}: {esc(family.description)} ({_ran(cases)} of {len(first)} cases run{esc(counts)})</h3>'
         f'<table id="nan-grid-{esc(family.name)}" class="nan-grid"><thead>'
         f'<tr><th rowspan="2">{esc(grouping.rows[0])}</th><th rowspan="2">{esc(grouping.rows[1])}</th>'
         f"{head1}</tr><tr>{head2}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -130,8 +157,8 @@ def grid_section(family: Family, grouping: Grid, records: Sequence[TestRecord]) 
 def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRecord]) -> str:
     """Class x dtype from per-class rows only: a class fails when a row of that class is wrong, passes when its
     rows were checked and right. Mixed rows (every class together) get their own line: they prove no class."""
-    cells: dict[tuple[str, str], dict[str, str]] = {}
-    mixed: dict[str, dict[str, str]] = {}
+    cells: dict[tuple[str, str], dict[str, TestRecord]] = {}
+    mixed: dict[str, dict[str, TestRecord]] = {}
     dtypes: list[str] = []
     for r in records:
         p = r.params
@@ -139,7 +166,7 @@ def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRe
         dtypes += [p.dtype] if p.dtype not in dtypes else []
         label = f"{p.case_id} {_path_of(r)}"
         if p.layout != "rows":
-            mixed.setdefault(p.dtype, {})[label] = r.outcome
+            mixed.setdefault(p.dtype, {})[label] = r
             continue
         wrong = {v.name for c in r.checks for w in c.wrong_rows if (v := c.params.row_class(w.row))}
         checked = bool(r.checks) and all(c.got_total is not None and not c.problems and c.params.row_classes
@@ -150,7 +177,7 @@ def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRe
                 outcome = "failed" if cls in wrong else "passed"
             else:
                 outcome = r.outcome  # no per-row answer (an exception, a side effect): the whole case's outcome
-            cells.setdefault((cls, p.dtype), {})[label] = outcome
+            cells.setdefault((cls, p.dtype), {})[label] = r.with_(outcome=outcome)
     if not records:
         return ""
     head = "".join(f"<th>{esc(d)}</th>" for d in dtypes)
@@ -158,7 +185,9 @@ def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRe
             + "".join(_cell(f"{cls} {d}", cells.get((cls, d), {})) for d in dtypes) + "</tr>"
             for cls in grouping.classes]
     body.append("<tr><th>mixed rows</th>" + "".join(_cell(f"mixed {d}", mixed.get(d, {})) for d in dtypes) + "</tr>")
-    return (f'<h3>{esc(family.name)}: IEEE class x dtype</h3><table id="nan-ieee-table"><thead><tr><th>class</th>'
+    cases = _by_case(records)
+    return (f'<h3>{esc(family.name)}: IEEE class x dtype ({_ran(cases)} of {len(cases)} cases run'
+            f'{esc(_state_counts(cases.values()))})</h3><table id="nan-ieee-table"><thead><tr><th>class</th>'
             f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
@@ -180,17 +209,19 @@ def totals_section(family: Family, records: Sequence[TestRecord]) -> str:
             )
         if not r.checks:
             state = cell_state([r.outcome])
+            because = f": {_reason(r)}" if r.outcome in NOT_RAN else ""
             lines.append(f'<li data-case="{esc(r.params.case_id if r.params else r.id)}" '
                          f'data-state="{state}"><span class="nan-{state}">{STATE_TEXT[state]}</span> '
-                         f"{esc(r.id)}</li>")
-    return f'<h3>{esc(family.name)}: exhaustive sweeps</h3><ul id="nan-sweeps">{"".join(lines)}</ul>'
+                         f"{esc(r.id + because)}</li>")
+    cases = _by_case(records)
+    return (f'<h3>{esc(family.name)}: exhaustive sweeps ({_ran(cases)} of {len(cases)} cases run'
+            f'{esc(_state_counts(cases.values()))})</h3><ul id="nan-sweeps">{"".join(lines)}</ul>')
 
 
 def tally_section(family: Family, records: Sequence[TestRecord]) -> str:
     cases = _by_case(records)
-    counts = _state_counts(cell_state(list(v.values())) for v in cases.values())
     return (f'<h3 id="nan-family-{esc(family.name)}">{esc(family.name)}: '
-            f"{esc(family.description)} ({len(cases)} cases{counts})</h3>")
+            f"{esc(family.description)} ({len(cases)} cases{esc(_state_counts(cases.values()))})</h3>")
 
 
 def family_sections(results: Sequence[TestRecord], families: Sequence[Family]) -> str:
@@ -243,20 +274,23 @@ def planted_table(results: Sequence[TestRecord]) -> str:
 
 
 def headline(results: Sequence[TestRecord], *, kernel: str, backend: str, finished: bool | None,
-             ended: str, gaps: Sequence[str]) -> str:
-    """What a reviewer reads first: kernel, backend, the verdict, the tally by verdict, coverage not run."""
+             ended: str, gaps: Sequence[str] = (), not_run: Sequence[Group] | None = None) -> str:
+    """What a reviewer reads first: kernel, backend, the verdict, the tally by verdict, and every group of tests not
+    run with why and the command that runs it (`not_run`; None: grouped here from the records, with `gaps`, the
+    texts an older results.json holds)."""
     failing = [r for r in results if r.verdict in FAILING or r.failed]
     verdict = run_verdict(finished, ended, bool(failing))
     css = "incomplete" if finished is False else ("fail" if failing else "pass")
     tally_text = verdict_tally(results)
-    gap_items = "".join(f"<li>{esc(g)}</li>" for g in gaps)
-    not_run = sum(1 for r in results if r.verdict == NOT_RUN)
+    found, legacy = (not_run_groups(results), gaps) if not_run is None else (not_run, ())
+    items = not_run_lines(found, legacy, text=esc, code=lambda c: f"<code>{esc(c)}</code>")
+    count = sum(1 for r in results if r.verdict == NOT_RUN)
+    gap_list = (f'<p id="nan-not-run-head">Not run: {count} test(s), in {len(items)} group(s); this verdict does not '
+                f'cover them:</p><ul id="nan-gaps">{"".join(f"<li>{i}</li>" for i in items)}</ul>' if items else "")
     return (
         f'<p class="nan-headline" id="nan-verdict"><span class="nan-verdict-{css}">{esc(verdict)}</span>: '
         f"kernel <code>{esc(kernel)}</code> on {esc(backend)}</p>"
-        f'<p id="nan-tally">{len(results)} tests: {esc(tally_text)}</p>'
-        + (f'<ul id="nan-gaps">{f"<li>{not_run} test(s) not run</li>" if not_run else ""}{gap_items}</ul>'
-           if gaps or not_run else "")
+        f'<p id="nan-tally">{len(results)} tests: {esc(tally_text)}</p>{gap_list}'
     )
 
 
@@ -284,10 +318,12 @@ def failure_list(results: Sequence[TestRecord]) -> str:
 
 def render(results: Sequence[TestRecord], families: Sequence[Family], *, kernel: str = "", backend: str = "",
            finished: bool | None = None, ended: str = "", gaps: Sequence[str] = (), diagnosis: str = "",
-           notes: Sequence[str] = ()) -> str:
+           notes: Sequence[str] = (), not_run: Sequence[Group] | None = None) -> str:
     """The whole summary block: headline, notes (capturability), diagnosis, failures, the families, planted bugs."""
     note_html = "".join(f'<p class="nan-note">{esc(n)}</p>' for n in notes)
+    head = headline(results, kernel=kernel, backend=backend, finished=finished, ended=ended, gaps=gaps,
+                    not_run=not_run)
     return (
-        f'{STYLE}<div class="nan-summary">{headline(results, kernel=kernel, backend=backend, finished=finished, ended=ended, gaps=gaps)}'
+        f'{STYLE}<div class="nan-summary">{head}'
         f"{note_html}{diagnosis}{failure_list(results)}{family_sections(results, families)}{planted_table(results)}</div>"
     )

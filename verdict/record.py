@@ -11,6 +11,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
+from verdict.crash_storm import CrashStorm
+from verdict.not_run import NotRun
+
 PARAMS_PROPERTY = "nan_params"  # the case a test item runs, attached before it starts
 CHECK_PROPERTY = "nan_case"  # one per Check: a `check_counts` or `launch` call, or a failed launch
 PLANTED_PROPERTY = "planted"  # a self-test's verdict on one planted variant
@@ -318,6 +321,8 @@ class TestRecord:
     # a failed test's rerun label (reports.flaky): "deterministic", "flaky", "known flaky: ...", "not rerun: <why>"
     flaky: str | None = None
     reruns: tuple[dict[str, Any], ...] = ()  # each rerun in a fresh process: outcome, verdict, seconds, message
+    not_run: NotRun | None = None  # why it did not run and what runs it, as the harness recorded it (verdict.not_run)
+    crash_storm: CrashStorm | None = None  # the crash storm that left it unrun (verdict.crash_storm)
 
     @property
     def id(self) -> str:
@@ -390,6 +395,8 @@ class TestRecord:
             "call_sites": list(self.call_sites),
             "flaky": self.flaky,
             "reruns": list(self.reruns),
+            "not_run": self.not_run.to_dict() if self.not_run else None,
+            "crash_storm": self.crash_storm.to_dict() if self.crash_storm else None,
             "checks": [c.to_dict() for c in self.checks],
         }
 
@@ -409,6 +416,8 @@ class TestRecord:
             call_sites=tuple(data.get("call_sites") or ()),
             flaky=data.get("flaky"),
             reruns=tuple(data.get("reruns") or ()),
+            not_run=NotRun.from_dict(data["not_run"]) if data.get("not_run") else None,
+            crash_storm=CrashStorm.from_dict(data["crash_storm"]) if data.get("crash_storm") else None,
         )
 
     def to_json(self) -> str:

@@ -47,26 +47,6 @@ def test_bad_kernel_option_is_a_usage_error(kernel: str, expect: str, device: st
     assert run.returncode == 4 and expect in run.output, run.output
 
 
-def test_skipped_direct_cases_say_why(device: str, tmp_path: Path) -> None:
-    args = [MATRIX, "--kernel", "tests.harness.fixtures.wrapper_only", "-k", "fp32-prefix-1x128", "-rs"]
-    run = run_pytest(tmp_path, args, device=device)
-    assert run.returncode == 0, run.output
-    assert "4 passed, 4 skipped" in run.output and "exposes no _num_nans_kernel" in run.output
-    assert run.doc["coverage_gaps"] and "direct: not run" in run.doc["coverage_gaps"][0]
-    assert "direct: not run" in run.html.read_text(encoding="utf-8")
-
-
-def test_kernel_path_option(tmp_path: Path, device: str) -> None:
-    """--kernel-path DIR imports a candidate from a folder that is not on sys.path (what tox users pass)."""
-    folder = tmp_path / "candidate"
-    folder.mkdir()
-    (folder / "my_fix_nan.py").write_text("from kernel import get_num_nans, _num_nans_kernel\n", encoding="utf-8")
-    run = run_pytest(tmp_path / "run", [MATRIX, "--kernel", "my_fix_nan", "--kernel-path", str(folder),
-                                         "-k", "fp32-prefix-1x128"], device=device)
-    assert run.returncode == 0, run.output
-    assert run.doc["kernel"] == "my_fix_nan"
-
-
 def test_family_from_its_own_module_runs_end_to_end(tmp_path: Path, device: str) -> None:
     """--nan-family: a family defined only in the test tree is collected, compared, recorded and summarized."""
     run = run_pytest(tmp_path, [MATRIX, "--nan-family", "tests.harness.fixtures.toy_family", "-m", "nan_toy"],

@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from cases.aggregate import AGGREGATE_CASES, AggregateCase, build_aggregate
+from harness import skips
 from harness.plugin import CheckCounts
 from harness.target import KernelUnderTest
 from reference.aggregate import aggregate_reference
@@ -16,10 +17,10 @@ pytestmark = pytest.mark.nan_aggregate
 
 @pytest.mark.parametrize("case", AGGREGATE_CASES, ids=str)
 def test_aggregate_per_request(case: AggregateCase, target: KernelUnderTest, device: str,
-                               check_counts: CheckCounts) -> None:
+                               check_counts: CheckCounts, request: pytest.FixtureRequest) -> None:
     aggregate = target.aggregate
     if aggregate is None:
-        pytest.skip(f"{target.module_name} has no aggregate_num_nans_per_request (newer upstream vLLM only)")
+        skips.skip(request.node, skips.aggregate(target.module_name))
     inputs = build_aggregate(case, device)
     host_counts, host_ends = inputs.num_nans.cpu().clone(), inputs.cumulative_row_ends.cpu().clone()
     expected = aggregate_reference(host_counts, host_ends)

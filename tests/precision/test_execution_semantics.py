@@ -16,7 +16,7 @@ import json
 import pytest
 import torch
 
-from harness import streams
+from harness import skips, streams
 from harness.backends import Backend
 from harness.compare import exception_text, refusal
 from harness.plugin import CheckCounts, record
@@ -29,12 +29,11 @@ pytestmark = pytest.mark.nan_semantics
 
 
 @pytest.fixture
-def runtime(backend: Backend) -> object:
+def runtime(backend: Backend, request: pytest.FixtureRequest) -> object:
     """torch's device module of the backend (torch.cuda, torch.npu); these checks do not exist elsewhere."""
     module = None if backend.interpreted else backend.runtime()
     if module is None:
-        pytest.skip(f"--device {backend.name}: no streams, cards or graphs under the Triton interpreter; these "
-                    "checks run on an accelerator")
+        skips.skip(request.node, skips.accelerator_semantics(backend.name))
     return module
 
 
@@ -69,7 +68,7 @@ def test_input_on_another_card(runtime: object, backend: Backend, target: Kernel
     """Triton launches on the current card: a wrapper without a device guard reads the other card's input there."""
     count = backend.card_count()
     if count < 2:
-        pytest.skip(f"needs 2 cards, {count} visible (run on a multi-card node)")
+        skips.skip(request.node, skips.second_card(count))
     here = backend.current_card()
     other = (int(here or 0) + 1) % count
     rows, vocab, seed = 4, 3000, 43

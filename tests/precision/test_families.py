@@ -5,7 +5,7 @@ import pytest
 
 from cases.family import Built
 from cases.registry import FamilyCase
-from harness import backends
+from harness import backends, skips
 from harness.plugin import LaunchAndCheck
 
 _LAST_BUILT: dict[tuple[str, str], Built] = {}  # the case just built: its other path usually runs next, here
@@ -20,7 +20,8 @@ def _built(family_case: FamilyCase) -> Built:
     return _LAST_BUILT[key]
 
 
-def test_case(family_case: FamilyCase, path: str, device: str, launch: LaunchAndCheck) -> None:
+def test_case(family_case: FamilyCase, path: str, device: str, launch: LaunchAndCheck,
+              request: pytest.FixtureRequest) -> None:
     """Build the case on the CPU, place it on the device as its family says, and compare bit-exactly."""
     family, case = family_case.family, family_case.case
     built = _built(family_case)
@@ -29,5 +30,5 @@ def test_case(family_case: FamilyCase, path: str, device: str, launch: LaunchAnd
     except (RuntimeError, MemoryError) as exc:  # a device too small for a huge virtual allocation
         if not backends.is_memory_error(exc):
             raise  # a device left faulted by an earlier launch is an error, never a skipped case
-        pytest.skip(f"{case}: cannot place the input on {device}: {exc}")
+        skips.skip(request.node, skips.too_large(device))
     launch(path, logits, built.expected, family.params(case), built.labels)

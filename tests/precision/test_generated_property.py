@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, Phase, given, note, seed, settings
 
 from cases.families.generated import GenCase, build
 from cases.strategies import gen_cases, property_budget
+from harness import skips
 from harness.backends import Backend
 from harness.compare import compare_counts, describe_input, failed_launch, layout_of, message
 from harness.plugin import record
@@ -57,7 +58,7 @@ def test_generated_cases_count_exactly(
     path: str, target: KernelUnderTest, backend: Backend, pytestconfig: pytest.Config, request: pytest.FixtureRequest
 ) -> None:
     if path == "direct" and target.kernel is None:
-        pytest.skip(target.kernel_skip_reason or "no _num_nans_kernel")
+        skips.skip(request.node, skips.direct_path(target.kernel_skip_reason or "no _num_nans_kernel"))
     examples = pytestconfig.getoption("--nan-hypothesis-examples")
     if examples < 1:
         pytest.skip("--nan-hypothesis-examples 0")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cases import batches
+from harness import skips
 from harness.plugin import LaunchAndCheck
 
 LARGE_BATCHES = "--nan-large-batches"
@@ -15,7 +16,6 @@ LARGE_BATCHES = "--nan-large-batches"
 def test_large_batch(case: batches.BatchCase, device: str, launch: LaunchAndCheck,
                      request: pytest.FixtureRequest) -> None:
     if device == "cpu" and not request.config.getoption(LARGE_BATCHES):
-        pytest.skip(f"{case.rows:,} rows take minutes on the CPU interpreter: pass {LARGE_BATCHES} "
-                    "(tox -e cpu-batches)")
+        skips.skip(request.node, skips.large_batches())
     built = batches.build(case)
     launch("wrapper", built.input_on(device), built.expected, batches.params(case), built.labels)

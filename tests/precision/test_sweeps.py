@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from cases.formats import FP32, hex_bits
+from harness import skips
 from harness.plugin import CheckCounts
 from harness.target import PATHS, KernelUnderTest, run_path
 from reference import bits_reference
@@ -40,9 +41,9 @@ def test_fp32_closed_form_matches_bits_reference() -> None:
 def test_fp32_full_sweep(path: str, device: str, target: KernelUnderTest, check_counts: CheckCounts,
                          request: pytest.FixtureRequest) -> None:
     if not request.config.getoption("--nan-fp32-full"):
-        pytest.skip("all 2^32 fp32 patterns: pass --nan-fp32-full (meant for accelerators)")
+        skips.skip(request.node, skips.fp32_full())
     if path == "direct" and target.kernel is None:
-        pytest.skip(target.kernel_skip_reason or "no _num_nans_kernel")
+        skips.skip(request.node, skips.direct_path(target.kernel_skip_reason or "no _num_nans_kernel"))
     started = time.perf_counter()
     counts, effects = [], []
     for first in range(0, 1 << 16, CHUNK_ROWS):

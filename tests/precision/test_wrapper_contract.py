@@ -14,6 +14,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from cases.formats import fmt_of, from_bits, to_bits
 from cases.ieee import canonical_nan
 from cases.random_bits import generator, randn, random_nan_bits
+from harness import skips
 from harness.compare import assert_check, refusal
 from harness.plugin import CheckCounts, LaunchAndCheck, record
 from harness.target import GUARD, PATHS, POISON, KernelUnderTest, bits_snapshot, run_direct
@@ -90,7 +91,7 @@ def test_host_tensor_on_accelerator_refused_or_counted(
     """A CPU tensor on an accelerator backend: refused, or counted right (never a wild read); counting it on the
     host, into host counts, is what the contract allows (the result lives on the input's device)."""
     if device == "cpu":
-        pytest.skip("on the CPU backend host tensors are the normal input (Triton interpreter)")
+        skips.skip(request.node, skips.host_tensor(device))
     host = nan_rows(2, 8, torch.float32)
     info = params("outside-host-tensor", "float32", (2, 8), "host", in_domain=False)
     try:
@@ -178,10 +179,11 @@ def test_output_and_input_untouched(dtype: str, target: KernelUnderTest, device:
           side_effects=effects, logits=logits)
 
 
-def test_direct_launch_writes_only_its_outputs(target: KernelUnderTest, device: str, check_counts: CheckCounts) -> None:
+def test_direct_launch_writes_only_its_outputs(target: KernelUnderTest, device: str, check_counts: CheckCounts,
+                                               request: pytest.FixtureRequest) -> None:
     """Poisoned guard slots (two blocks wide) on both sides of the output must survive the launch unchanged."""
     if target.kernel is None:
-        pytest.skip(target.kernel_skip_reason or "no _num_nans_kernel")
+        skips.skip(request.node, skips.direct_path(target.kernel_skip_reason or "no _num_nans_kernel"))
     host = nan_rows(9, 8193, torch.float32)
     logits = host.to(device)
     counts, effects = run_direct(target, logits)

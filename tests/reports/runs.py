@@ -82,3 +82,23 @@ def planted_serial(tmp_path_factory: pytest.TempPathFactory) -> SubRun:
 def clean(tmp_path_factory: pytest.TempPathFactory) -> SubRun:
     """The same selection against the good kernel package: the baseline for compare."""
     return cached_run(tmp_path_factory, "clean", list(SELECTION))
+
+
+TORCH_ONLY = "torch_only_nan"  # tests/semantics/torch_fallback.py, imported from a folder outside any git checkout
+# its fp32 matrix cases (40 of 120) and one test of every group the CPU backend does not run
+TORCH_ONLY_ARGS = ["tests/precision", "-m", "nan_matrix or nan_aggregate or nan_semantics or nan_batches or "
+                   "nan_fp32_full or nan_contract", "-k", "(test_case and fp32) or aggregate or stream or card or "
+                   "capture or large_batch or fp32_full or host_tensor", "--kernel", TORCH_ONLY]
+
+
+def torch_only(tmp_path_factory: pytest.TempPathFactory) -> SubRun:
+    """A correct kernel with no `_num_nans_kernel` (torch ops only), from a folder no git checkout holds: its direct
+    path cannot run, and neither can the groups the CPU backend leaves out."""
+    folder = shared_dir(tmp_path_factory) / "torch-only-kernel"
+    folder.mkdir(parents=True, exist_ok=True)
+    kernel = folder / f"{TORCH_ONLY}.py"
+    if not kernel.exists():  # whole or not at all: another worker may be importing it already
+        staged = folder / f".{os.getpid()}.tmp"
+        staged.write_text((ROOT / "tests" / "semantics" / "torch_fallback.py").read_text(encoding="utf-8"))
+        os.replace(staged, kernel)
+    return cached_run(tmp_path_factory, "torch-only", [*TORCH_ONLY_ARGS, "--kernel-path", str(folder)])

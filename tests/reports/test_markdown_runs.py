@@ -28,11 +28,23 @@ def test_a_run_writes_its_summary_beside_results_json_and_into_the_job_page(tmp_
     assert "Generated Markdown summary" in run.output
 
 
-def test_a_usage_error_leaves_a_not_finished_summary_and_off_means_off(tmp_path: Path) -> None:
-    stale = tmp_path / "bad" / "summary.md"
-    stale.parent.mkdir()
+@pytest.mark.parametrize("args, said", [
+    (["--kernel", "tests.harness.fixtures.no_wrapper"], "the module does not expose a callable get_num_nans"),
+    (["--no-such-option"], "unrecognized arguments: --no-such-option")])  # pytest's own parser, before configure
+def test_a_usage_error_says_so_in_every_report(tmp_path: Path, args: list[str], said: str) -> None:
+    """The "still running" placeholder written at start is replaced: the summary, results.json, the page and JUnit
+    say the run ended with a usage error, and why (issue 40, item 10)."""
+    stale = tmp_path / "summary.md"
     stale.write_text("### nan-harness: PASS\n")
-    bad = run_pytest(tmp_path / "bad", [SUITE, "--kernel", "no.such.module"])
-    assert bad.returncode == 4 and "run not finished" in stale.read_text(), bad.output
+    bad = run_pytest(tmp_path, [SUITE, *args])
+    text = stale.read_text()
+    assert bad.returncode == 4 and text.startswith("### nan-harness: INCOMPLETE (usage error)"), (bad.output, text)
+    assert said in text and "still running" not in text
+    assert (bad.doc["ended"], bad.doc["exitstatus"], bad.doc["finished"]) == ("usage error", 4, False)
+    assert said in bad.doc["usage_error"] and said in bad.junit.read_text() and "INCOMPLETE (usage error)" in \
+        bad.html.read_text()
+
+
+def test_markdown_off_means_off(tmp_path: Path) -> None:
     off = run_pytest(tmp_path / "off", [SUITE, "-k", "fp32-special", "--nan-markdown="])
     assert off.returncode == 0 and not (tmp_path / "off" / "summary.md").exists(), off.describe()

@@ -108,7 +108,7 @@ def _summary(html: str) -> str:
     without_crash = re.sub(r"<li><b>crash</b> <code>test_planted_worker_crash</code>.*?</li>", "", flat)
     without_crash = re.sub(r'<p id="nan-tally">.*?</p>', "", without_crash)
     without_crash = re.sub(r'<h3>Diagnosis</h3><ol id="nan-diagnosis">.*?</ol>', "", without_crash)
-    without_crash = re.sub(r'<ul id="nan-gaps">.*?</ul>', "", without_crash)
+    without_crash = re.sub(r'<p id="nan-not-run-head">.*?</p><ul id="nan-gaps">.*?</ul>', "", without_crash)
     return re.sub(r"Failed tests \((\d+)\)", lambda m: f"{int(m[1]) - ('crashed while' in block.group(0))} failed",
                   without_crash)
 

@@ -36,7 +36,7 @@ def test_usage_errors_leave_no_stale_report(tmp_path: Path, kernel: str, expect:
     assert run.returncode == 4 and expect in run.output and "INTERNALERROR" not in run.output, run.output
     doc = json.loads(run.json_path.read_text())
     assert doc["finished"] is False and doc["cases"] == []
-    assert "an old, green report" not in run.html.read_text() and "not finished" in run.html.read_text()
+    assert "an old, green report" not in run.html.read_text() and "INCOMPLETE (usage error)" in run.html.read_text()
     assert compare.main([str(run.json_path), str(run.json_path)]) == 2  # compare refuses it
 
 
