@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -12,34 +11,35 @@ import pytest
 
 from reports import merge
 from reports.results import SCHEMA
+from tests.support.forkserver import ForkServer, fork_server
 from tests.support.limits import hang_limit
 from tests.support.records import comparable
 from tests.support.subrun import ROOT, SubRun, run_pytest
 
 KERNEL = "tests.reports.planted_kernel"  # fails some cases, so failures, verdicts and the diagnosis are compared too
-SELECTION = ["tests/precision", "-m", "nan_matrix or nan_special", "--kernel", KERNEL]
+# a few cases of two marks and three patterns, both paths (the planted kernel fails some): enough for 3 shards
+KEYWORD = "fp32 and (special or 2x5000-nan0.5)"
+SELECTION = ["tests/precision", "-m", "nan_matrix or nan_special", "-k", KEYWORD, "--kernel", KERNEL]
 DURATIONS = str(ROOT / ".test_durations")  # the committed file the nightly's shards use
 
 
-def _shards(base: Path, splits: int, extra: list[str]) -> list[SubRun]:
-    def one(group: int) -> SubRun:
-        return run_pytest(base / f"group-{group}", [*SELECTION, "--splits", str(splits), "--group", str(group),
-                                                     "--durations-path", DURATIONS, *extra])
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(one, range(1, splits + 1)))
+def _shards(base: Path, splits: int, extra: list[str], server: ForkServer | None) -> list[SubRun]:
+    return [run_pytest(base / f"group-{group}", [*SELECTION, "--splits", str(splits), "--group", str(group),
+                                                 "--durations-path", DURATIONS, *extra], server=server)
+            for group in range(1, splits + 1)]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, device: str) -> dict[str, Any]:
+    """The unsharded run, 2 shards and 3 shards (through xdist), one at a time from one fork server."""
     if device != "cpu":
         pytest.skip("the shard sub-runs use --device cpu")
     base = tmp_path_factory.mktemp("shards")
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        whole = pool.submit(run_pytest, base / "whole", SELECTION)
-        two = _shards(base / "two", 2, [])
-        three = _shards(base / "three", 3, ["-n", "1"])  # through xdist, as the nightly's nodes run
-        whole_run = whole.result()
-    return {"whole": whole_run, "two": two, "three": three, "base": base}
+    with fork_server() as server:
+        whole = run_pytest(base / "whole", SELECTION, server=server)
+        two = _shards(base / "two", 2, [], server)
+        three = _shards(base / "three", 3, ["-n", "1"], server)  # through xdist, as the nightly's nodes run
+    return {"whole": whole, "two": two, "three": three, "base": base}
 
 
 def summary_block(html: Path) -> str:
@@ -69,6 +69,7 @@ def test_merged_shards_equal_the_unsharded_run(runs: dict[str, Any], count: str)
         assert s.returncode in (0, 1) and s.doc.get("finished"), s.describe()
         assert s.doc["shard"]["group"] == i and s.doc["shard"]["splits"] == len(shards)
         assert s.doc["shard"]["selection"]["markexpr"] == "nan_matrix or nan_special"
+        assert s.doc["shard"]["selection"]["keyword"] == KEYWORD
         assert s.records, f"shard {i} ran nothing"
     assert "shard" not in whole.doc  # an unsharded run records no shard
     out = runs["base"] / f"merged-{count}"
@@ -76,7 +77,7 @@ def test_merged_shards_equal_the_unsharded_run(runs: dict[str, Any], count: str)
     assert code == 0
     merged = json.loads((out / "results.json").read_text())
     assert merged["schema"] == SCHEMA and merged["finished"] is True
-    assert merged["collected"] == sum(s.doc["collected"] for s in shards) == whole.doc["collected"] == 246
+    assert merged["collected"] == sum(s.doc["collected"] for s in shards) == whole.doc["collected"] == 6
     for key in ("counts", "verdicts", "diagnosis", "kernel", "backend", "coverage_gaps", "exitstatus", "ended", "ran"):
         assert merged[key] == whole.doc[key], key
     assert whole.doc["verdicts"].get("wrong_counts"), "the planted kernel must fail some cases"

@@ -15,7 +15,8 @@ import signal
 import subprocess
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from tests.support.limits import hang_limit
@@ -108,6 +109,19 @@ class ForkServer:
                 self.proc.wait(timeout=hang_limit(slowest_s=0.7))  # measured beside a tox run
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+
+
+@contextmanager
+def fork_server() -> Iterator[ForkServer | None]:
+    """A server for a fixture's sub-runs, one at a time (NAN_SELFTEST_FORK=0: None, plain subprocesses)."""
+    if os.environ.get("NAN_SELFTEST_FORK", "1") == "0" or not hasattr(os, "fork"):
+        yield None
+        return
+    forks = ForkServer()
+    try:
+        yield forks
+    finally:
+        forks.close()
 
 
 if __name__ == "__main__":
