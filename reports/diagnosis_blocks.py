@@ -15,6 +15,7 @@ that fits the shapes.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -87,7 +88,8 @@ class Block:
 
 
 def _divisors(n: int) -> set[int]:
-    small = [d for d in range(1, int(n ** 0.5) + 1) if n % d == 0]
+    """Block sizes n could be a multiple of; none for n < 2 (a count far below the truth, garbage in unwritten rows)."""
+    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0] if n >= 2 else []
     return {x for d in small for x in (d, n // d) if x >= 2}
 
 

@@ -156,3 +156,12 @@ def test_counts_that_name_no_block_claim_none() -> None:
     assert found[0].category == "traversal" and all(d.blocks == () for d in found), [(d.name, d.blocks) for d in found]
     tail = next((d for d in found if d.name.startswith(TAIL)), None)
     assert tail is None or "the counts name no block" in tail.evidence
+
+
+def test_garbage_counts_far_below_the_truth_name_no_block() -> None:
+    """An unwritten row holds whatever was in memory: a count thousands below the truth beside one over by more than
+    a lane must neither raise (it did: divisors of a negative number) nor claim a block."""
+    records = [case("matrix", "fp32-matrix-prefix-2x5000-nan0.5", (2, 5000), [_row(2500, 2500), _row(2500, -7000)]),
+               case("shapes", "fp32-shape-3x8193", (3, 8193), [_row(2048, 2053)] * 3)]
+    found = diagnose(records)
+    assert found and all(d.blocks == () for d in found), [(d.name, d.blocks) for d in found]
