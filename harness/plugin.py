@@ -253,8 +253,7 @@ def _describe_run(config: pytest.Config, backend: Backend, families: tuple[Famil
     if setups:
         environment["Kernel setup"] = ", ".join(setups)
         environment["Resolved to"] = json.dumps(found.resolution, default=str)[:2000]
-    config.stash[RUN_INFO_KEY] = RunInfo(found.module_name, backend.name, environment, families,
-                                         tuple(m.describe() for m in missing), missing)
+    config.stash[RUN_INFO_KEY] = RunInfo(found.module_name, backend.name, environment, families, missing)
 
 
 def _check_interpreter() -> None:

@@ -17,8 +17,12 @@ class RunInfo:
     backend: str
     environment: dict[str, str]
     families: tuple[Family, ...]
-    coverage_gaps: tuple[str, ...] = ()  # paths or families that cannot run for this kernel, and why
-    not_runnable: tuple[NotRun, ...] = ()  # the same as data: every report groups tests not run by these
+    not_runnable: tuple[NotRun, ...] = ()  # paths or families that cannot run for this kernel: reports group by these
+
+    @property
+    def coverage_gaps(self) -> tuple[str, ...]:
+        """The same gaps as text, for results.json's older `coverage_gaps` field."""
+        return tuple(gap.describe() for gap in self.not_runnable)
 
 
 RUN_INFO_KEY = pytest.StashKey[RunInfo]()
