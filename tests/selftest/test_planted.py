@@ -53,7 +53,14 @@ def run_variant(variant: Planted, tmp: Path, server: ForkServer | None, device: 
     return run
 
 
-@pytest.mark.parametrize("variant", PLANTED, ids=str)
+SLOW = pytest.mark.nan_selftest_slow  # minutes on the CPU interpreter: tox -e selftest-slow
+
+
+def _marked(variant: Planted) -> object:
+    return pytest.param(variant, marks=SLOW) if variant.slow else variant
+
+
+@pytest.mark.parametrize("variant", [_marked(v) for v in PLANTED], ids=str)
 def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
     variant: Planted, tmp_path: Path, server: ForkServer | None, device: str, record_property
 ) -> None:
@@ -92,15 +99,18 @@ def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
                  f"{variant.flavour}'s interpreter shows the bug (run tox -e {env})")
 
 
+@pytest.mark.parametrize("slow", [False, pytest.param(True, marks=SLOW)], ids=["tox", "slow"])
 def test_clean_kernel_passes_every_selection(
-    tmp_path: Path, server: ForkServer | None, device: str
+    tmp_path: Path, server: ForkServer | None, device: str, slow: bool
 ) -> None:
-    """The control: our kernel passes every case a variant is caught by, so each catch is the bug's doing."""
-    select = " or ".join(f"({v.select})" for v in (*PLANTED, CRASHER))
-    options = sorted({option for v in PLANTED for option in v.options})  # what any variant's cases need
+    """The control: our kernel passes every case a variant is caught by, so each catch is the bug's doing (the slow
+    variants' cases in a control of their own, run where they are)."""
+    variants = [v for v in PLANTED if v.slow == slow]
+    select = " or ".join(f"({v.select})" for v in (*variants, *(() if slow else (CRASHER,))))
+    options = sorted({option for v in variants for option in v.options})  # what any variant's cases need
     run = run_suite("kernel", select, tmp_path, server=server, device=device, extra=options)
     assert run.completed and run.returncode == 0 and not run.failed, run.describe()
-    for variant in PLANTED:
+    for variant in variants:
         assert run.matching(variant.caught_by, run.passed), (
             f"no passing case of the control matches {variant.name}'s caught_by {variant.caught_by}\n{run.describe()}"
         )
