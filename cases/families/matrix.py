@@ -1,6 +1,7 @@
 """The anchor's 120-case matrix: dtype x layout x shape x NaN fraction, built exactly as the anchor builds it."""
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, replace
 
@@ -63,9 +64,15 @@ def build(case: MatrixCase) -> Built:
 def _cast_nans(case: MatrixCase) -> tuple[ValueClass, ...]:
     """What float('nan') becomes in the case's dtype, cast as build casts it (fp32 of the case's shape; x86 makes
     bf16 NaNs negative): the patterns every NaN of the case is, for a diagnosis that asks which NaNs it missed."""
-    cast = torch.full((case.rows, case.vocab), float("nan")).to(fmt_of(case.dtype).dtype)
-    fmt = fmt_of(case.dtype)
-    return tuple(value_class(int(bits), fmt) for bits in sorted(set(to_bits(cast).reshape(-1).tolist())))
+    return _cast_patterns(case.dtype, case.rows, case.vocab)
+
+
+@functools.cache
+def _cast_patterns(dtype: str, rows: int, vocab: int) -> tuple[ValueClass, ...]:
+    """Per dtype and shape, not per case: the 4 fractions and 2 layouts of a shape cast the same NaN tensor."""
+    fmt = fmt_of(dtype)
+    cast = torch.full((rows, vocab), float("nan")).to(fmt.dtype)
+    return tuple(value_class(int(bits), fmt) for bits in torch.unique(to_bits(cast)).tolist())
 
 
 def params(case: MatrixCase) -> CaseParams:
