@@ -10,9 +10,7 @@ one xdist worker, so a segfault is one case's crash verdict and the run goes on.
 """
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -67,16 +65,6 @@ DESIGNS: tuple[Design, ...] = (
 )
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[ForkServer | None]:
-    if os.environ.get("NAN_SELFTEST_FORK", "1") == "0" or not hasattr(os, "fork"):
-        yield None
-        return
-    forks = ForkServer()
-    yield forks
-    forks.close()
-
-
 def run_design(design: Design, folder: Path, server: ForkServer | None) -> SubRun:
     """tests/precision, all of it, on the design's kernel under one xdist worker (a crash costs one case)."""
     return run_pytest(folder, [SUITE, "--kernel", design.module, "-n", "1", "--max-worker-restart", "12"],
@@ -92,11 +80,11 @@ def verdict_table(run: SubRun) -> dict[str, int]:
 
 @pytest.mark.timeout(hang_limit(slowest_s=85.6))  # a whole-suite sub-run, beside a tox run (near tox's 900 s / 10)
 @pytest.mark.parametrize("design", DESIGNS, ids=str)
-def test_design_verdicts(design: Design, tmp_path: Path, server: ForkServer | None, device: str,
+def test_design_verdicts(design: Design, tmp_path: Path, forks: ForkServer | None, device: str,
                          record_property) -> None:  # type: ignore[no-untyped-def]
     if device != "cpu":
         pytest.skip("the expected verdicts are the CPU interpreters' (a device faults where the interpreter crashes)")
-    run = run_design(design, tmp_path, server)
+    run = run_design(design, tmp_path, forks)
     record_property("design_verdicts", repr(verdict_table(run)))
     assert run.completed and run.returncode == (1 if design.failures else 0), run.describe()
     assert len(run.records) > 400, f"the whole suite did not run\n{run.describe()}"

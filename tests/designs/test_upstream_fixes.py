@@ -12,7 +12,6 @@ import pytest
 
 from setups import upstream_fixes
 from setups.upstream_fixes import BY_NAME, fix_source, unified_diff
-from tests.designs.test_design_verdicts import server  # noqa: F401  (the fork server fixture)
 from tests.support.forkserver import ForkServer
 from tests.support.limits import hang_limit
 from tests.support.subrun import SUITE, run_pytest
@@ -97,13 +96,13 @@ def test_the_command_writes_the_fixed_module_and_its_diff(tmp_path: Path, capsys
 
 @pytest.mark.timeout(hang_limit(slowest_s=85.6))  # a whole-suite sub-run, as test_design_verdicts
 @pytest.mark.parametrize("design", sorted(NEEDS))
-def test_the_fixed_design_passes_the_whole_suite(design: str, tmp_path: Path, server: ForkServer | None,  # noqa: F811
+def test_the_fixed_design_passes_the_whole_suite(design: str, tmp_path: Path, forks: ForkServer | None,
                                                  device: str) -> None:
     if device != "cpu":
         pytest.skip("the designs' sub-runs are the CPU interpreters' (test_design_verdicts)")
     assert upstream_fixes.main(["--kernel", f"tests.designs.{design}", "--out", str(tmp_path / "fixed")]) == 0
     run = run_pytest(tmp_path / "run", [SUITE, "--kernel-path", str(tmp_path / "fixed"), "--kernel", design,
-                                        "-n", "1", "--max-worker-restart", "12"], server=server)
+                                        "-n", "1", "--max-worker-restart", "12"], server=forks)
     assert run.completed and run.returncode == 0, run.describe()
     assert len(run.records) > 400 and not run.failed, run.describe()
 

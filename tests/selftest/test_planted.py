@@ -10,18 +10,17 @@ run and its reports go on.
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from harness.backends import triton_flavour
-from tests.planted import CRASHER, PLANTED, Planted
+from tests.planted import BY_NAME, CRASHER, PLANTED, Planted
 from tests.selftest.score import PROPERTY
 from tests.support.forkserver import ForkServer
 from tests.support.subrun import SubRun, run_suite
-from verdict.record import TestRecord
+from verdict.record import Check, TestRecord
 
 pytestmark = pytest.mark.nan_selftest
 
@@ -33,22 +32,15 @@ def applies(variant: Planted) -> bool:
     return variant.flavour is None or FLAVOUR.split()[0] == variant.flavour
 
 
-@pytest.fixture(scope="session")
-def server() -> Iterator[ForkServer | None]:
-    """One pre-started Python per test process that forks the sub-runs (NAN_SELFTEST_FORK=0: plain subprocesses)."""
-    if os.environ.get("NAN_SELFTEST_FORK", "1") == "0" or not hasattr(os, "fork"):
-        yield None
-        return
-    forks = ForkServer()
-    yield forks
-    forks.close()
-
-
-def run_variant(variant: Planted, tmp: Path, server: ForkServer | None, device: str) -> SubRun:
-    options = {"server": server, "device": device, "extra": variant.options}
-    run = run_suite(variant.module, variant.select, tmp, workers=1 if variant.isolate else 0, **options)
-    if run.returncode < 0 and not variant.isolate:
-        # killed by a signal without xdist: run again in a worker, so the case that crashed gets its name
+def run_variant(variant: Planted, tmp: Path, forks: ForkServer | None, device: str, isolated: bool = False) -> SubRun:
+    """The variant's selection judged in the sub-run's own process (the harness's --nan-in-process: no xdist worker,
+    no probe child), or in an xdist worker where the plant may end a process or the caller asks for it."""
+    options = {"server": forks, "device": device, "extra": variant.options}
+    if variant.isolate or isolated:
+        return run_suite(variant.module, variant.select, tmp, workers=1, **options)
+    run = run_suite(variant.module, variant.select, tmp, in_process=True, **options)
+    if not run.completed:
+        # the kernel ended the process that ran it: run again in a worker, so the case that crashed gets its name
         run = run_suite(variant.module, variant.select, tmp / "isolated", workers=1, **options)
     return run
 
@@ -62,9 +54,9 @@ def _marked(variant: Planted) -> object:
 
 @pytest.mark.parametrize("variant", [_marked(v) for v in PLANTED], ids=str)
 def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
-    variant: Planted, tmp_path: Path, server: ForkServer | None, device: str, record_property
+    variant: Planted, tmp_path: Path, forks: ForkServer | None, device: str, record_property
 ) -> None:
-    run = run_variant(variant, tmp_path, server, device)
+    run = run_variant(variant, tmp_path, forks, device)
     hits = run.matching(variant.caught_by, run.failed if variant.build_error_is_the_bug else run.detected)
     caught = run.completed and run.returncode == 1 and bool(hits)
     diagnosis = run.doc.get("diagnosis") or []
@@ -101,14 +93,14 @@ def test_planted_bug_is_caught(  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("slow", [False, pytest.param(True, marks=SLOW)], ids=["tox", "slow"])
 def test_clean_kernel_passes_every_selection(
-    tmp_path: Path, server: ForkServer | None, device: str, slow: bool
+    tmp_path: Path, forks: ForkServer | None, device: str, slow: bool
 ) -> None:
     """The control: our kernel passes every case a variant is caught by, so each catch is the bug's doing (the slow
     variants' cases in a control of their own, run where they are)."""
     variants = [v for v in PLANTED if v.slow == slow]
     select = " or ".join(f"({v.select})" for v in (*variants, *(() if slow else (CRASHER,))))
     options = sorted({option for v in variants for option in v.options})  # what any variant's cases need
-    run = run_suite("kernel", select, tmp_path, server=server, device=device, extra=options)
+    run = run_suite("kernel", select, tmp_path, server=forks, device=device, extra=options, in_process=True)
     assert run.completed and run.returncode == 0 and not run.failed, run.describe()
     for variant in variants:
         assert run.matching(variant.caught_by, run.passed), (
@@ -116,13 +108,40 @@ def test_clean_kernel_passes_every_selection(
         )
 
 
+# judged both ways: one plant per kind of test that catches one (a family case and its diagnosis blocks, a module's own
+# test, the wrapper's contract, a build error), so the in-process runs above stand for what an isolated run finds
+AGREEMENT_SAMPLE = ("tail_dropped", "cached_output", "zero_vocab_block", "store_shifted")
+
+
+@pytest.mark.parametrize("name", AGREEMENT_SAMPLE)
+def test_in_process_judges_as_isolated(name: str, tmp_path: Path, forks: ForkServer | None, device: str) -> None:
+    """A pinned sample of plants run in an xdist worker, as a user's run does, find what the in-process runs find:
+    the same tests, outcomes, verdicts, failing checks and diagnosis."""
+    variant = BY_NAME[name]
+    inside = run_variant(variant, tmp_path / "inside", forks, device)
+    isolated = run_variant(variant, tmp_path / "isolated", forks, device, isolated=True)
+    assert inside.completed and isolated.completed, f"{inside.describe()}\n{isolated.describe()}"
+    assert "bringing up nodes" in isolated.output and "bringing up nodes" not in inside.output, inside.output
+    assert inside.failed and inside.returncode == isolated.returncode == 1, inside.describe()
+    assert judged(inside) == judged(isolated), f"{inside.describe()}\n{isolated.describe()}"
+    assert inside.doc["diagnosis"] == isolated.doc["diagnosis"], f"{inside.describe()}\n{isolated.describe()}"
+
+
+def judged(run: SubRun) -> dict[str, tuple[str, str, tuple[Check, ...]]]:
+    """Per test: outcome, verdict and every check (path, verdict, totals, wrong rows, problems), what a verdict is
+    made of; all but `unwritten`, whether glibc handed the wrapper a poisoned block (harness/prepoison.py), which
+    hangs on the process's allocation history (a 2-row output's 8 bytes: measured both ways)."""
+    return {r.nodeid: (r.outcome, r.verdict, tuple(replace(c, unwritten=None) for c in r.checks))
+            for r in run.records}
+
+
 def test_crashing_kernel_is_a_failed_case(
-    tmp_path: Path, server: ForkServer | None, device: str
+    tmp_path: Path, forks: ForkServer | None, device: str
 ) -> None:
     """A kernel that segfaults the interpreter fails its case by id; later cases still run; reports get written."""
     if device != "cpu":
         pytest.skip("a segfault needs the CPU interpreter; device faults: tests/harness/test_isolation.py")
-    run = run_suite(CRASHER.module, CRASHER.select, tmp_path, workers=1, server=server)
+    run = run_suite(CRASHER.module, CRASHER.select, tmp_path, workers=1, server=forks)
     assert run.completed, f"the run did not survive the crash\n{run.describe()}"
     assert run.returncode == 1
     crashed = run.matching(CRASHER.caught_by, run.failed)

@@ -8,6 +8,7 @@ request {"args", "cwd", "env", "log"}, then replies {"pid"} and {"returncode"}.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import select
@@ -33,11 +34,14 @@ def _child(job: dict) -> None:
         os.chdir(job["cwd"])
         os.environ.clear()
         os.environ.update(job["env"])
-        sys.argv = ["pytest", *job["args"]]
+        # PRELOAD's plugins were imported before pytest could mark them for assertion rewriting; it says so, once
+        # per plugin, in every run (they are third-party plugins: their own asserts are all that goes unrewritten)
+        args = [*job["args"], "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+        sys.argv = ["pytest", *args]
         sys.path.insert(0, job["cwd"])  # what `python -m pytest` does
         import pytest
 
-        code = int(pytest.main(list(job["args"])))
+        code = int(pytest.main(args))
     except BaseException:  # noqa: BLE001 - report anything, then leave without the parent's atexit handlers
         traceback.print_exc()
     finally:
@@ -46,9 +50,17 @@ def _child(job: dict) -> None:
         os._exit(code)
 
 
+# what every sub-run imports and nothing of this repository: a module imported here is read once for all of them
+PRELOAD = ("torch", "pytest", "numpy", "hypothesis", "hypothesis.strategies", "_hypothesis_pytestplugin",
+           "xdist.dsession", "xdist.looponfail", "pytest_html.plugin", "pytest_metadata.plugin", "pytest_timeout")
+
+
 def serve() -> None:
-    import pytest  # noqa: F401
-    import torch  # noqa: F401  the import this server exists to do once
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except ImportError:  # an environment without it: its sub-runs import what they use themselves
+            pass
 
     out = sys.stdout
     for line in sys.stdin:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.activation import IN_PROCESS, IN_PROCESS_CALLER
 from tests.support.forkserver import ForkServer
 from tests.support.limits import hang_limit
 from verdict.record import TestRecord
@@ -164,9 +165,17 @@ def load_run(folder: Path, argv: list[str], code: int | None = None, seconds: fl
 
 
 def run_suite(kernel: str, select: str, folder: Path, *, workers: int = 0, extra: Sequence[str] = (),
-              server: ForkServer | None = None, device: str = "cpu", env: dict[str, str] | None = None) -> SubRun:
-    """The precision suite on KERNEL narrowed with -k SELECT; workers=1 isolates crashes in an xdist worker."""
+              server: ForkServer | None = None, device: str = "cpu", env: dict[str, str] | None = None,
+              in_process: bool = False) -> SubRun:
+    """The precision suite on KERNEL narrowed with -k SELECT; workers=1 isolates crashes in an xdist worker.
+
+    in_process: the sub-run's own process runs the kernel (--nan-in-process, no xdist worker nor probe child), with
+    this test as the caller that isolates it: a kernel that ends that process shows as a negative returncode or a
+    run without its reports, never as a verdict (the caller reruns it with workers=1 to name the case)."""
     args = [SUITE, "--kernel", kernel, "-k", select]
     if workers:
         args += ["-n", str(workers), "--max-worker-restart", "8"]
+    if in_process:
+        args.append(IN_PROCESS)
+        env = {**(env or {}), IN_PROCESS_CALLER: "tests.support.subrun"}
     return run_pytest(folder, [*args, *extra], device=device, server=server, env=env)
