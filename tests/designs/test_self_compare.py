@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from reports.diagnosis import NO_PATTERN, diagnose
+from tests.support.forkserver import ForkServer
 from tests.support.subrun import run_suite
 from verdict.interpreter import ENV_KEY
 from verdict.record import WRONG_COUNTS
@@ -21,10 +22,11 @@ pytestmark = pytest.mark.nan_selftest
 SELECT = "prefix-1x128 or special-2x1024 or ieee-rows"
 
 
-def test_bf16_self_comparison_is_diagnosed_as_the_interpreter(tmp_path: Path, device: str) -> None:
+def test_bf16_self_comparison_is_diagnosed_as_the_interpreter(tmp_path: Path, device: str,
+                                                              forks: ForkServer | None) -> None:
     if device != "cpu":
         pytest.skip("the defect is the CPU interpreter's; compiled Triton counts every bf16 NaN this way")
-    run = run_suite("tests.designs.self_compare", SELECT, tmp_path)
+    run = run_suite("tests.designs.self_compare", SELECT, tmp_path, server=forks)
     assert run.completed and run.returncode == 1, run.describe()
     failed = [run.record(n) for n in run.failed]
     assert failed and all(r.params and r.params.dtype == "bf16" and r.verdict == WRONG_COUNTS for r in failed), (

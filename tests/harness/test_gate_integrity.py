@@ -11,6 +11,7 @@ import torch
 
 from reports import compare
 from reports.plugin import ended
+from tests.support.forkserver import ForkServer
 from tests.support.subrun import SubRun, run_pytest
 from verdict.record import PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check
 
@@ -46,9 +47,10 @@ def _not_stale(run: SubRun) -> None:
 
 
 @pytest.mark.parametrize("raised", ["skiptest", "skip", "xfail", "exit", "systemexit", "keyboardinterrupt"])
-def test_kernel_cannot_skip_waive_or_stop_its_cases(tmp_path: Path, raised: str) -> None:
+def test_kernel_cannot_skip_waive_or_stop_its_cases(tmp_path: Path, raised: str, forks: ForkServer | None) -> None:
     """Item 1: whatever the kernel raises is a verdict about it; only a waiver file waives."""
-    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.raises_outcome"], env={"NAN_HOSTILE": raised})
+    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.raises_outcome"], env={"NAN_HOSTILE": raised},
+                     server=forks)
     bf16 = [r for r in run.records if "bf16" in r.nodeid and "wrapper" in r.nodeid]
     assert run.returncode == 1 and run.doc["finished"], run.describe()
     assert [r.verdict for r in bf16] == [REFUSED] and bf16[0].outcome == "failed", run.describe()
@@ -93,11 +95,11 @@ def test_a_real_interrupt_still_stops_the_run() -> None:
 @pytest.mark.parametrize("args", [["--", "--nan-gen-cases=abc"], ["--no-such-option"], ["--device", "tpu"],
                                   ["--nan-hypothesis-examples", "-5"], ["--nan-gen-cases", "-3"]],
                          ids=["bad-int", "unknown-option", "unknown-device", "negative-examples", "negative-cases"])
-def test_rejected_arguments_leave_no_earlier_reports(tmp_path: Path, args: list[str]) -> None:
+def test_rejected_arguments_leave_no_earlier_reports(tmp_path: Path, args: list[str], forks: ForkServer | None) -> None:
     """Items 2 and 7: an argument pytest or the harness rejects is a usage error, and the reports say not finished."""
     _stale(tmp_path)
     args = [a for a in args if a != "--"]
-    run = run_pytest(tmp_path, [*SPECIALS, *args])
+    run = run_pytest(tmp_path, [*SPECIALS, *args], server=forks)
     assert run.returncode == 4 and "Traceback" not in run.output, run.output[-2000:]
     assert run.doc.get("finished") is False and run.doc.get("cases") == [], run.doc
     _not_stale(run)
@@ -107,8 +109,9 @@ def test_rejected_arguments_leave_no_earlier_reports(tmp_path: Path, args: list[
 @pytest.mark.parametrize("option, value, expect", [("--nan-hypothesis-examples", "-5", "1..1000000"),
                                                    ("--nan-gen-cases", "-3", "1..100000"),
                                                    ("--nan-gen-seed", "x", "not an integer")])
-def test_numeric_options_have_ranges(tmp_path: Path, option: str, value: str, expect: str) -> None:
-    run = run_pytest(tmp_path, [*SPECIALS, option, value])
+def test_numeric_options_have_ranges(tmp_path: Path, option: str, value: str, expect: str,
+                                     forks: ForkServer | None) -> None:
+    run = run_pytest(tmp_path, [*SPECIALS, option, value], server=forks)
     assert run.returncode == 4 and option in run.output and expect in run.output, run.output[-2000:]
 
 
@@ -118,10 +121,10 @@ def test_numeric_options_have_ranges(tmp_path: Path, option: str, value: str, ex
     ("setup", ["--kernel-setup", "tests.hostile.setup_exits:install"], {}),
 ], ids=["at-call", "at-import", "in-kernel-setup"])
 def test_a_kernel_that_exits_0_never_ends_the_run_green(tmp_path: Path, where: str, extra: list[str],
-                                                        env: dict[str, str]) -> None:
+                                                        env: dict[str, str], forks: ForkServer | None) -> None:
     """Item 3: a plain (serial) run; the kernel ends its process with status 0. The deciding process survives."""
     _stale(tmp_path)
-    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.exits_zero", *extra], env=env)
+    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.exits_zero", *extra], env=env, server=forks)
     assert run.returncode != 0, run.describe()
     _not_stale(run)
     if where == "call":
@@ -132,9 +135,9 @@ def test_a_kernel_that_exits_0_never_ends_the_run_green(tmp_path: Path, where: s
         assert run.returncode == 4 and "ended (exit status 0)" in run.output, run.output[-2000:]
 
 
-def test_the_kernel_cannot_bend_the_expected_counts(tmp_path: Path) -> None:
+def test_the_kernel_cannot_bend_the_expected_counts(tmp_path: Path, forks: ForkServer | None) -> None:
     """Item 4: a wrong kernel (all zeros) that patches torch so a torch-computed reference agrees with it."""
-    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.patches_torch"])
+    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.patches_torch"], server=forks)
     assert run.returncode == 1, run.describe()
     assert {r.verdict for r in run.records if "wrapper" in r.nodeid} == {WRONG_COUNTS}, run.describe()
     assert all(r.expected_total == 37 for r in run.records if "wrapper" in r.nodeid), run.describe()
@@ -157,9 +160,9 @@ def test_expected_counts_ignore_a_patched_torch(monkeypatch: pytest.MonkeyPatch)
     assert expected_counts(x).tolist() == [5, 5]
 
 
-def test_outputs_that_lie_about_themselves_fail(tmp_path: Path) -> None:
+def test_outputs_that_lie_about_themselves_fail(tmp_path: Path, forks: ForkServer | None) -> None:
     """Item 5: a tensor subclass whose comparisons all say "equal" is judged by its data."""
-    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.lying_tensor"])
+    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.lying_tensor"], server=forks)
     wrapper = [r for r in run.records if "wrapper" in r.nodeid]
     assert run.returncode == 1 and wrapper and {r.verdict for r in wrapper} == {WRONG_COUNTS}, run.describe()
     assert all(r.got_total == 0 and r.expected_total == 37 for r in wrapper)
@@ -173,9 +176,9 @@ def test_a_pass_that_contradicts_its_totals_is_not_a_pass() -> None:
     assert honest.audited() == honest
 
 
-def test_right_counts_in_float32_are_a_side_effect(tmp_path: Path) -> None:
+def test_right_counts_in_float32_are_a_side_effect(tmp_path: Path, forks: ForkServer | None) -> None:
     """Also noticed: a float32 result holding the right counts is a wrong dtype (side_effect), not wrong counts."""
-    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.float_counts"])
+    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.float_counts"], server=forks)
     wrapper = [r for r in run.records if "wrapper" in r.nodeid]
     assert run.returncode == 1 and {r.verdict for r in wrapper} == {SIDE_EFFECT}, run.describe()
 
@@ -189,11 +192,11 @@ def test_an_unfinished_run_never_says_passed(exitstatus: int, ran: int, collecte
 
 
 @pytest.mark.parametrize("hostile", ["", "exit"], ids=["worker-ends", "worker-dies"])
-def test_processes_the_kernel_starts_end_with_the_run(tmp_path: Path, hostile: str) -> None:
+def test_processes_the_kernel_starts_end_with_the_run(tmp_path: Path, hostile: str, forks: ForkServer | None) -> None:
     """Also noticed: a kernel's child processes outlived the run (also when its worker died under them)."""
     pidfile = tmp_path / "pids.txt"
     run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.spawns_child"],
-                     env={"NAN_HOSTILE_PIDFILE": str(pidfile), "NAN_HOSTILE": hostile})
+                     env={"NAN_HOSTILE_PIDFILE": str(pidfile), "NAN_HOSTILE": hostile}, server=forks)
     pids = [int(p) for p in pidfile.read_text().split()]
     assert pids, run.describe()
     alive = [pid for pid in pids if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]

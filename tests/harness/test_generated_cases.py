@@ -16,6 +16,7 @@ from cases.formats import to_bits
 from cases.strategies import gen_cases, property_budget
 from harness.target import KernelUnderTest, bits_snapshot, load, run_path
 from reference import bits_reference, torch_reference
+from tests.support.forkserver import ForkServer
 from tests.support.subrun import run_pytest, run_suite
 
 pytestmark = pytest.mark.nan_harness
@@ -152,8 +153,8 @@ def test_square_counts_change_under_a_transpose(case: square.SquareCase) -> None
 
 
 # -- the false greens, caught -----------------------------------------------------------------------------------
-def test_transposing_wrapper_fails_the_square_family(tmp_path: Path) -> None:
-    run = run_suite(f"{FIXTURES}.transposes_square", "square", tmp_path)
+def test_transposing_wrapper_fails_the_square_family(tmp_path: Path, forks: ForkServer | None) -> None:
+    run = run_suite(f"{FIXTURES}.transposes_square", "square", tmp_path, server=forks)
     assert run.completed, run.describe()
     squares = [str(c) for c in square.cases(Context())]
     assert sorted(run.failed) == sorted(f"tests/precision/test_families.py::test_case[{c}-wrapper]" for c in squares), \
@@ -161,9 +162,10 @@ def test_transposing_wrapper_fails_the_square_family(tmp_path: Path) -> None:
     assert len(run.passed) == len(squares), run.describe()  # the direct launch gets the real layout
 
 
-def test_offset_ignoring_wrapper_fails_the_offset_family(tmp_path: Path) -> None:
+def test_offset_ignoring_wrapper_fails_the_offset_family(tmp_path: Path, forks: ForkServer | None) -> None:
     # the offset family only (the contract test test_offset_views catches the same wrapper on its own)
-    run = run_suite(f"{FIXTURES}.ignores_offset", "offset and not bigoffset and not test_offset_views", tmp_path)
+    run = run_suite(f"{FIXTURES}.ignores_offset", "offset and not bigoffset and not test_offset_views", tmp_path,
+                    server=forks)
     assert run.completed, run.describe()
     cases = [str(c) for c in offset.cases(Context())]
     assert sorted(run.failed) == sorted(f"tests/precision/test_families.py::test_case[{c}-wrapper]" for c in cases), \
@@ -172,10 +174,10 @@ def test_offset_ignoring_wrapper_fails_the_offset_family(tmp_path: Path) -> None
     assert all(r.verdict == "wrong_counts" for r in run.records if r.failed)
 
 
-def test_property_test_shrinks_a_large_vocab_bug_to_a_rerunnable_id(tmp_path: Path) -> None:
+def test_property_test_shrinks_a_large_vocab_bug_to_a_rerunnable_id(tmp_path: Path, forks: ForkServer | None) -> None:
     kernel = f"{FIXTURES}.large_vocab_wrong"
     run = run_pytest(tmp_path / "property", [PROPERTY, "--kernel", kernel, "--nan-hypothesis-examples", "60",
-                                             "-k", "wrapper"])
+                                             "-k", "wrapper"], server=forks)
     assert run.completed and run.returncode == 1, run.describe()
     (record,) = run.records
     found = ID_IN_MESSAGE.search(record.message)
@@ -188,7 +190,7 @@ def test_property_test_shrinks_a_large_vocab_bug_to_a_rerunnable_id(tmp_path: Pa
     assert record.checks and record.checks[-1].params.case_id == case_id and record.checks[-1].params.seed == case.seed
     # the id reruns as a case of the generated family: it fails the planted kernel and passes ours
     rerun = run_pytest(tmp_path / "rerun", ["tests/precision/test_families.py", "--kernel", kernel,
-                                            "--nan-gen-case", case_id, "-k", case_id])
+                                            "--nan-gen-case", case_id, "-k", case_id], server=forks)
     assert sorted(rerun.failed) == [f"tests/precision/test_families.py::test_case[{case_id}-{p}]"
                                     for p in ("direct", "wrapper")], rerun.describe()
     ours = load("kernel")
@@ -197,8 +199,8 @@ def test_property_test_shrinks_a_large_vocab_bug_to_a_rerunnable_id(tmp_path: Pa
         assert torch.equal(done.counts.cpu(), generated.build(case).expected) and not done.side_effects
 
 
-def test_property_test_option_and_marker(tmp_path: Path) -> None:
-    run = run_pytest(tmp_path, [PROPERTY, "-m", "nan_property", "--nan-hypothesis-examples", "3"])
+def test_property_test_option_and_marker(tmp_path: Path, forks: ForkServer | None) -> None:
+    run = run_pytest(tmp_path, [PROPERTY, "-m", "nan_property", "--nan-hypothesis-examples", "3"], server=forks)
     assert run.completed and run.returncode == 0 and len(run.passed) == 2, run.describe()
     summaries = [c for r in run.records for c in r.checks]
     assert {c.params.case_id for c in summaries} == {"hypothesis-wrapper", "hypothesis-direct"}

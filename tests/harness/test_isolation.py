@@ -13,6 +13,7 @@ from harness.crash_storm import Storms, signature
 from harness.isolation import CrashStormWatch, is_fatal_device_error
 from harness.reruns import child_argv
 from tests.support.limits import hang_limit
+from tests.support.forkserver import ForkServer
 from tests.support.subrun import SubRun, run_suite
 from verdict.crash_storm import GROUP_PROPERTY, RERUN_WITHOUT, STORM_PROPERTY, CrashGroup, CrashStorm
 
@@ -23,14 +24,15 @@ SELECT = "fp32-prefix and wrapper and (2x5000-nan0.5 or 4x8192)"
 FAULTING = "fp32-prefix-2x5000-nan0.5"
 
 
-def run(kernel: str, device: str, tmp_path: Path, workers: int, *extra: str) -> SubRun:
+def run(kernel: str, device: str, tmp_path: Path, workers: int, *extra: str, server: ForkServer | None) -> SubRun:
     return run_suite(f"tests.harness.fixtures.{kernel}", SELECT, tmp_path, workers=workers, device=device,
-                     extra=extra)
+                     extra=extra, server=server)
 
 
 @pytest.mark.parametrize("kernel", ["faulting_kernel", "segfault_kernel"])
-def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, device: str, tmp_path: Path) -> None:
-    result = run(kernel, device, tmp_path, workers=1)
+def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, device: str, tmp_path: Path,
+                                                    forks: ForkServer | None) -> None:
+    result = run(kernel, device, tmp_path, workers=1, server=forks)
     assert result.completed and result.returncode == 1, result.describe()
     assert result.failed and all(FAULTING in n for n in result.failed), result.describe()
     assert sum("4x8192" in n for n in result.passed) == 4, result.describe()  # ran after the crash
@@ -43,12 +45,13 @@ def test_crash_is_a_failed_case_and_the_run_goes_on(kernel: str, device: str, tm
         assert result.output.count("FAILED tests/precision") == 1, result.output  # listed once, with its cause
 
 
-def test_hanging_kernel_is_a_failed_case(device: str, tmp_path: Path) -> None:
+def test_hanging_kernel_is_a_failed_case(device: str, tmp_path: Path, forks: ForkServer | None) -> None:
     """pytest-timeout (tox passes --timeout) ends the hung worker; xdist blames the case and goes on."""
     pytest.importorskip("pytest_timeout")
     # pytest-timeout's limit is per case: the slowest passing case of SELECT took 0.11 s beside a tox run
     limit = hang_limit(slowest_s=0.11)
-    result = run("hanging_kernel", device, tmp_path, 1, f"--timeout={limit:.0f}", "--timeout-method=thread")
+    result = run("hanging_kernel", device, tmp_path, 1, f"--timeout={limit:.0f}", "--timeout-method=thread",
+                 server=forks)
     assert result.completed and result.returncode == 1, result.describe()
     assert result.failed and all(FAULTING in n for n in result.failed), result.describe()
     assert sum("4x8192" in n for n in result.passed) == 4, result.describe()
@@ -56,9 +59,10 @@ def test_hanging_kernel_is_a_failed_case(device: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("kernel", ["faulting_kernel", "segfault_kernel"])
-def test_plain_run_isolates_the_fault_in_its_worker(kernel: str, device: str, tmp_path: Path) -> None:
+def test_plain_run_isolates_the_fault_in_its_worker(kernel: str, device: str, tmp_path: Path,
+                                                   forks: ForkServer | None) -> None:
     """Without -n the kernel still runs in one xdist worker: a fault ends that worker, never the run."""
-    result = run(kernel, device, tmp_path, workers=0)
+    result = run(kernel, device, tmp_path, workers=0, server=forks)
     assert result.completed and result.returncode == 1, result.describe()
     assert result.failed and all(FAULTING in n for n in result.failed), result.describe()
     assert sum("4x8192" in n for n in result.passed) == 4, result.describe()
@@ -78,37 +82,27 @@ def test_fatal_error_detection(message: str, fatal: bool) -> None:
     assert is_fatal_device_error(RuntimeError(message)) is fatal
 
 
-def test_in_process_run_judges_as_an_isolated_one(device: str, tmp_path: Path) -> None:
-    """--nan-in-process (mutate's warm workers) runs the same tests with the same outcomes, in one process."""
-    select = "fp32-prefix and wrapper and (2x5000 or 1x128)"
-    kernel = "tests.planted.mask_off_by_one"
-    isolated = run_suite(kernel, select, tmp_path / "isolated", workers=1, device=device)
-    inside = run_suite(kernel, select, tmp_path / "inside", device=device, extra=("--nan-in-process",),
-                       env={IN_PROCESS_CALLER: "this test"})
-    assert isolated.completed and inside.completed, inside.describe()
-    assert isolated.failed and inside.outcomes == isolated.outcomes, inside.describe()
-    assert "bringing up nodes" in isolated.output and "bringing up nodes" not in inside.output, inside.output
-
-
-def test_in_process_refuses_workers(device: str, tmp_path: Path) -> None:
+def test_in_process_refuses_workers(device: str, tmp_path: Path, forks: ForkServer | None) -> None:
     result = run_suite("kernel", "1x128", tmp_path, workers=2, device=device, extra=("--nan-in-process",),
-                       env={IN_PROCESS_CALLER: "this test"})
+                       env={IN_PROCESS_CALLER: "this test"}, server=forks)
     assert result.returncode == 4 and "--nan-in-process runs every test in this process: drop -n" in result.output
 
 
-def test_in_process_needs_a_caller_that_isolates_it(device: str, tmp_path: Path) -> None:
+def test_in_process_needs_a_caller_that_isolates_it(device: str, tmp_path: Path, forks: ForkServer | None) -> None:
     """A user passing --nan-in-process for speed gets a usage error: a kernel calling os._exit(0) would be green."""
-    result = run_suite("tests.hostile.exits_zero", "1x128", tmp_path, device=device, extra=("--nan-in-process",))
+    result = run_suite("tests.hostile.exits_zero", "1x128", tmp_path, device=device, extra=("--nan-in-process",),
+                       server=forks)
     assert result.returncode == 4 and f"sets {IN_PROCESS_CALLER}" in result.output, result.output
 
 
-def test_a_crash_storm_costs_a_few_workers_and_says_what_it_left_unrun(device: str, tmp_path: Path) -> None:
+def test_a_crash_storm_costs_a_few_workers_and_says_what_it_left_unrun(device: str, tmp_path: Path,
+                                                                       forks: ForkServer | None) -> None:
     """A plain run; the kernel segfaults on every 5000-wide row. Eight fp32 cases through the wrapper (one group):
     the first 3 crash and storm, the other 5 are not run, each naming the storm; one bf16 and one fp16 case crash
     too (their groups never storm). 5 crashes: more than xdist's default of 4 restarts for one worker (it would
     stop the run INCOMPLETE), so the harness's crash budget is what lets it finish. Today's code: a worker each."""
     select = "2x5000 and (fp32 or prefix and nan1.0)"
-    result = run_suite("tests.harness.fixtures.segfault_kernel", select, tmp_path, device=device)
+    result = run_suite("tests.harness.fixtures.segfault_kernel", select, tmp_path, device=device, server=forks)
     crashed = [r for r in result.records if r.verdict == "crash"]
     skipped = [r for r in result.records if r.crash_storm is not None]
     assert result.completed and result.returncode == 1 and result.doc["finished"], result.describe()

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from harness.target import ANCHOR_SIGNATURE, KernelLoadError, load
+from tests.support.forkserver import ForkServer
 from tests.support.subrun import run_pytest
 
 MATRIX = "tests/precision/test_families.py"
@@ -42,15 +43,16 @@ def test_module_without_wrapper_is_refused() -> None:
      ("tests.harness.fixtures.import_syntax", "SyntaxError"), ("", "not a dotted module name"),
      (".kernel", "not a dotted module name")],
 )
-def test_bad_kernel_option_is_a_usage_error(kernel: str, expect: str, device: str, tmp_path: Path) -> None:
-    run = run_pytest(tmp_path, [MATRIX, "--kernel", kernel, "--co"], device=device)
+def test_bad_kernel_option_is_a_usage_error(kernel: str, expect: str, device: str, tmp_path: Path,
+                                            forks: ForkServer | None) -> None:
+    run = run_pytest(tmp_path, [MATRIX, "--kernel", kernel, "--co"], device=device, server=forks)
     assert run.returncode == 4 and expect in run.output, run.output
 
 
-def test_family_from_its_own_module_runs_end_to_end(tmp_path: Path, device: str) -> None:
+def test_family_from_its_own_module_runs_end_to_end(tmp_path: Path, device: str, forks: ForkServer | None) -> None:
     """--nan-family: a family defined only in the test tree is collected, compared, recorded and summarized."""
     run = run_pytest(tmp_path, [MATRIX, "--nan-family", "tests.harness.fixtures.toy_family", "-m", "nan_toy"],
-                     device=device)
+                     device=device, server=forks)
     assert run.returncode == 0, run.output
     toy = [r for r in run.records if r.family == "toy"]
     assert len(toy) == 4 and all(r.verdict == "pass" and r.checks for r in toy), run.describe()
@@ -60,9 +62,9 @@ def test_family_from_its_own_module_runs_end_to_end(tmp_path: Path, device: str)
 
 @pytest.mark.parametrize("kernel, ok", [("with_aggregate", True), ("aggregate_off_by_one", False), ("wrapper_only", None)])
 def test_aggregation_is_judged_where_the_module_has_it(kernel: str, ok: bool | None, tmp_path: Path,
-                                                      device: str) -> None:
+                                                      device: str, forks: ForkServer | None) -> None:
     run = run_pytest(tmp_path, ["tests/precision/test_aggregate.py", "--kernel", f"tests.harness.fixtures.{kernel}"],
-                     device=device)
+                     device=device, server=forks)
     verdicts = {r.verdict for r in run.records}
     if ok is None:
         assert run.returncode == 0 and verdicts == {"not_run"}, run.describe()

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from reports import flaky, markdown, results, summary
+from tests.support.forkserver import ForkServer
 from tests.support.subrun import SUITE, SubRun, run_pytest
 from verdict.record import TestRecord
 
@@ -30,11 +31,12 @@ def junit_properties(run: SubRun, nodeid: str) -> dict[str, str]:
 
 
 @pytest.mark.usefixtures("cpu_subruns")
-def test_a_flaky_failure_stays_a_failure_labelled_flaky_in_every_output(tmp_path: Path) -> None:
+def test_a_flaky_failure_stays_a_failure_labelled_flaky_in_every_output(tmp_path: Path,
+                                                                        forks: ForkServer | None) -> None:
     counter = tmp_path / "counter"
     counter.mkdir()
     run = run_pytest(tmp_path / "run", [SUITE, "--kernel", "tests.reports.flaky_kernel", "-k", "fp32-special",
-                                        "--nan-reruns=2"], env={"NAN_FLAKY_DIR": str(counter)})
+                                        "--nan-reruns=2"], env={"NAN_FLAKY_DIR": str(counter)}, server=forks)
     assert run.returncode == 1 and run.completed, run.describe()
     record = run.record(SPECIAL_WRAPPER)
     assert record.outcome == "failed" and record.verdict == "wrong_counts", run.describe()
@@ -49,12 +51,12 @@ def test_a_flaky_failure_stays_a_failure_labelled_flaky_in_every_output(tmp_path
 
 
 @pytest.mark.usefixtures("cpu_subruns")
-def test_a_crash_is_rerun_too(tmp_path: Path) -> None:
+def test_a_crash_is_rerun_too(tmp_path: Path, forks: ForkServer | None) -> None:
     counter = tmp_path / "counter"
     counter.mkdir()
     run = run_pytest(tmp_path / "run", [SUITE, "--kernel", "tests.reports.flaky_kernel", "-k", "fp32-special-2x1024-w",
                                         "--nan-reruns=1"],
-                     env={"NAN_FLAKY_DIR": str(counter), "NAN_FLAKY_HOW": "crash"})
+                     env={"NAN_FLAKY_DIR": str(counter), "NAN_FLAKY_HOW": "crash"}, server=forks)
     assert run.returncode == 1 and run.completed, run.describe()
     record = run.record(SPECIAL_WRAPPER)
     assert record.failed and record.verdict == "crash", run.describe()
@@ -62,13 +64,14 @@ def test_a_crash_is_rerun_too(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("cpu_subruns")
-def test_a_deterministic_failure_the_per_family_bound_and_the_known_flaky_list(tmp_path: Path) -> None:
+def test_a_deterministic_failure_the_per_family_bound_and_the_known_flaky_list(tmp_path: Path,
+                                                                               forks: ForkServer | None) -> None:
     known = tmp_path / "known.toml"
     known.write_text('[[flaky]]\nid = "tests/precision/test_families.py::test_case[fp32-special-*]"\n'
                      'reason = "planted: known to flake"\nlink = "https://example.invalid/issues/9"\n')
     run = run_pytest(tmp_path / "run", [SUITE, "--kernel", "tests.reports.planted_kernel", "-k",
                                         f"fp32-special or ({MATRIX})", "--nan-reruns=1",
-                                        "--nan-rerun-per-family=1", f"--nan-known-flaky={known}"])
+                                        "--nan-rerun-per-family=1", f"--nan-known-flaky={known}"], server=forks)
     assert run.returncode == 1 and run.completed, run.describe()
     first, second = (run.record(n) for n in MATRIX_IDS)
     assert first.flaky == "deterministic" and [r["outcome"] for r in first.reruns] == ["failed"], first
@@ -83,9 +86,9 @@ def test_a_deterministic_failure_the_per_family_bound_and_the_known_flaky_list(t
 
 
 @pytest.mark.usefixtures("cpu_subruns")
-def test_the_time_budget_leaves_not_rerun_labels(tmp_path: Path) -> None:
+def test_the_time_budget_leaves_not_rerun_labels(tmp_path: Path, forks: ForkServer | None) -> None:
     run = run_pytest(tmp_path / "run", [SUITE, "--kernel", "tests.reports.planted_kernel", "-k", "fp32-special",
-                                        "--nan-reruns=2", "--nan-rerun-budget-s=1"])
+                                        "--nan-reruns=2", "--nan-rerun-budget-s=1"], server=forks)
     assert run.returncode == 1 and run.completed, run.describe()
     record = run.record(SPECIAL_WRAPPER)
     assert record.failed and record.flaky == ("not rerun: the rerun time budget (1 s, --nan-rerun-budget-s) was "
@@ -94,11 +97,11 @@ def test_the_time_budget_leaves_not_rerun_labels(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("cpu_subruns")
-def test_reruns_zero_turns_them_off_and_labels_nothing(tmp_path: Path) -> None:
+def test_reruns_zero_turns_them_off_and_labels_nothing(tmp_path: Path, forks: ForkServer | None) -> None:
     counter = tmp_path / "counter"
     counter.mkdir()
     run = run_pytest(tmp_path / "run", [SUITE, "--kernel", "tests.reports.flaky_kernel", "-k", "fp32-special-2x1024-w",
-                                        "--nan-reruns=0"], env={"NAN_FLAKY_DIR": str(counter)})
+                                        "--nan-reruns=0"], env={"NAN_FLAKY_DIR": str(counter)}, server=forks)
     assert run.returncode == 1 and run.completed, run.describe()
     record = run.record(SPECIAL_WRAPPER)
     assert record.failed and record.flaky is None and not record.reruns  # off: no label, as before reruns existed

@@ -13,6 +13,7 @@ import pytest
 
 from reports import compare
 from tests.support.limits import hang_limit
+from tests.support.forkserver import ForkServer
 from tests.support.subrun import ROOT, clean_env, run_pytest
 
 pytestmark = [pytest.mark.nan_reports, pytest.mark.usefixtures("cpu_subruns")]
@@ -30,9 +31,9 @@ def _stale(folder: Path) -> None:
 
 @pytest.mark.parametrize("kernel, expect", [("no.such.module", "No module named"),
                                             ("tests.harness.fixtures.import_raises", "RuntimeError")])
-def test_usage_errors_leave_no_stale_report(tmp_path: Path, kernel: str, expect: str) -> None:
+def test_usage_errors_leave_no_stale_report(tmp_path: Path, kernel: str, expect: str, forks: ForkServer | None) -> None:
     _stale(tmp_path)
-    run = run_pytest(tmp_path, [SUITE, "--kernel", kernel])
+    run = run_pytest(tmp_path, [SUITE, "--kernel", kernel], server=forks)
     assert run.returncode == 4 and expect in run.output and "INTERNALERROR" not in run.output, run.output
     doc = json.loads(run.json_path.read_text())
     assert doc["finished"] is False and doc["cases"] == []
@@ -40,18 +41,18 @@ def test_usage_errors_leave_no_stale_report(tmp_path: Path, kernel: str, expect:
     assert compare.main([str(run.json_path), str(run.json_path)]) == 2  # compare refuses it
 
 
-def test_report_path_that_is_a_folder_is_a_usage_error(tmp_path: Path) -> None:
+def test_report_path_that_is_a_folder_is_a_usage_error(tmp_path: Path, forks: ForkServer | None) -> None:
     folder = tmp_path / "results.json"
     folder.mkdir()
-    run = run_pytest(tmp_path / "run", [SUITE, "-k", "fp32-special", f"--nan-json={folder}"])
+    run = run_pytest(tmp_path / "run", [SUITE, "-k", "fp32-special", f"--nan-json={folder}"], server=forks)
     assert run.returncode == 4 and "is a folder" in run.output, run.output
     assert not list(tmp_path.glob("**/*.tmp"))
 
 
-def test_non_utf8_waivers_are_a_usage_error(tmp_path: Path) -> None:
+def test_non_utf8_waivers_are_a_usage_error(tmp_path: Path, forks: ForkServer | None) -> None:
     waivers = tmp_path / "w.toml"
     waivers.write_bytes(b"[[waiver]]\nid = '\xff\xfe'\n")
-    run = run_pytest(tmp_path / "run", [SUITE, "-k", "fp32-special", f"--nan-waivers={waivers}"])
+    run = run_pytest(tmp_path / "run", [SUITE, "-k", "fp32-special", f"--nan-waivers={waivers}"], server=forks)
     assert run.returncode == 4 and "not UTF-8" in run.output and "INTERNALERROR" not in run.output, run.output
 
 
@@ -85,23 +86,23 @@ def _read(path: Path) -> str:
         return ""
 
 
-def test_chatty_kernel_makes_a_small_report(tmp_path: Path) -> None:
+def test_chatty_kernel_makes_a_small_report(tmp_path: Path, forks: ForkServer | None) -> None:
     run = run_pytest(tmp_path, [SUITE, "--kernel", "tests.harness.fixtures.chatty_kernel", "-k", "fp32-special",
-                                "-rA"])
+                                "-rA"], server=forks)
     assert run.returncode == 0, run.output[-3000:]
     assert run.html.stat().st_size < 2_000_000 and "cut by nan-harness" in run.html.read_text()
 
 
-def test_results_json_mode_matches_other_reports(tmp_path: Path) -> None:
-    run = run_pytest(tmp_path, [SUITE, "-k", "fp32-special-2x1024-wrapper"])
+def test_results_json_mode_matches_other_reports(tmp_path: Path, forks: ForkServer | None) -> None:
+    run = run_pytest(tmp_path, [SUITE, "-k", "fp32-special-2x1024-wrapper"], server=forks)
     assert run.returncode == 0, run.output
     assert oct(run.json_path.stat().st_mode & 0o777) == oct(0o644)
     assert os.access(run.html, os.R_OK)
 
 
-def test_the_terminal_ends_with_the_verdict_and_the_diagnosis(tmp_path: Path) -> None:
+def test_the_terminal_ends_with_the_verdict_and_the_diagnosis(tmp_path: Path, forks: ForkServer | None) -> None:
     """A failing run's last lines are the verdict, the tally and the diagnosis, after pytest's own listing."""
-    run = run_pytest(tmp_path, [SUITE, "-k", "special-2x1024", "--kernel", "tests.planted.tail_dropped"])
+    run = run_pytest(tmp_path, [SUITE, "-k", "special-2x1024", "--kernel", "tests.planted.tail_dropped"], server=forks)
     tail = run.output.strip().splitlines()[-3:]
     assert run.returncode == 1 and "nan-harness: FAIL" in tail[0], run.output[-2000:]
     assert "6 tests: 6 wrong counts" in tail[1] and tail[2].startswith("  1. ["), tail

@@ -1,7 +1,8 @@
 """One way to run pytest on another kernel from a test: own basetemp and report paths, a clean environment,
 and the parsed results.json (real node ids, outcomes and verdicts) back.
 
-The fork server (tests.support.forkserver) saves the torch import per sub-run; it is used when passed in.
+The fork server (tests.support.forkserver) saves the torch and plugin imports per sub-run; it is used when passed in,
+unless the sub-run sets a variable only a starting interpreter reads (PYTHONPATH, ...).
 """
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ SUITE = "tests/precision"
 TIMEOUT_S = hang_limit(slowest_s=111.5)  # the slowest test of sub-runs (tests/nightly/test_merge.py's shards)
 # a sub-run must not inherit the outer pytest's (or its xdist worker's) variables, nor write into the CI job's summary
 _DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST", "GITHUB_STEP_SUMMARY")
+# read when an interpreter starts: a sub-run that sets one gets a fresh Python, not a fork of the server's
+STARTUP_VARS = ("PYTHON",)
 # failed tests are not rerun in sub-runs (each rerun is another pytest process); a test of the reruns passes its own
 RERUNS_OFF: tuple[str, ...] = ("--nan-reruns=0",)
 # a planted variant that does not compile or import is a broken plant, not a caught bug
@@ -129,7 +132,7 @@ def run_pytest(
             f"--basetemp={folder / 'tmp'}", f"--html={folder / 'precision.html'}",
             f"--junitxml={folder / 'junit.xml'}", f"--nan-json={folder / 'results.json'}", *RERUNS_OFF, *args]
     start = time.monotonic()
-    if server is not None:
+    if server is not None and not any(k.startswith(STARTUP_VARS) for k in env or {}):
         log = folder / "output.txt"
         code = server.run(argv[3:], ROOT, clean_env(env), log, timeout)
         output = log.read_text(errors="replace") if log.is_file() else ""
