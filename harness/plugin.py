@@ -44,7 +44,8 @@ MARKERS: dict[str, str] = {
     "nan_reference": "the CPU references agree with each other (a failure points at the reference)",
     "nan_harness": "self-tests of the harness code (no kernel under test involved)",
     "nan_selftest": "the suite catches planted bugs: tests.planted variants run through --kernel in subprocesses",
-    "nan_selftest_slow": "planted bugs that take minutes on the CPU interpreter: tox -e selftest-slow, not tox",
+    "nan_selftest_slow": "self-tests that take minutes on the CPU interpreter (a small twin runs in tox): tox -e "
+                         "selftest-slow and the CPU nightly, not tox",
     "nan_fp32_full": "all 2^32 fp32 patterns; runs only with --nan-fp32-full",
     "nan_batches": "batches of 5,000 and 70,001 narrow rows through the wrapper (CPU: only with --nan-large-batches)",
     "nan_sweep": "exhaustive bit-pattern sweeps (fp16, bf16; fp32 sample; fp32 in full on demand)",

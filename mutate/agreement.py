@@ -27,7 +27,7 @@ from mutate.cli import DEVICES, choose
 from mutate.package import find_unit, write_copy
 from mutate.run import Runner, Settings, Target, confirm_with
 from mutate.source import SourceError
-from mutate.suite import ROOT, Stage, full_suite
+from mutate.suite import ROOT, Stage, full_suite, selected_suite
 
 BEYOND_PYTEST = {classify.NO_COVERAGE: "no test reaches it: every test passes",
                  classify.EQUIVALENT: "proved equivalent by its compiled code",
@@ -55,6 +55,9 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ids", default=None, help="comma-separated mutant ids instead of a sample")
     p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--select", default=None, metavar="MARKEXPR",
+                   help="both judges on the family cases whose markers match this expression only, as python -m "
+                        "mutate --select does (default: the whole suite)")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
     if args.ids:
@@ -65,9 +68,10 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def _reference(args: argparse.Namespace, unit: Any, mutants: list[generate.Mutant], deselect: list[str],
                original: Target) -> tuple[dict[str, str], dict[str, Target], Runner]:
-    """One isolated pytest per mutant over the whole suite: its status, and its copy."""
+    """One isolated pytest per mutant over the whole suite (or --select's cases): its status, and its copy."""
     settings = Settings(args.device, args.out / "reference", jobs=args.jobs, deselect=tuple(deselect))
-    runner = Runner(settings, full_suite(), float("inf"),
+    stages = selected_suite(args.select) if args.select else full_suite()
+    runner = Runner(settings, stages, float("inf"),
                     confirm=confirm_with(settings, original, args.out / "reference" / "confirm"))
     targets = []
     for m in mutants:
@@ -105,7 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     warm_out = args.out / "warm"
     argv_warm = [sys.executable, "-m", "mutate", "--kernel", args.kernel, "--device", args.device, "--ids",
                  ",".join(m.id for m in mutants), "--trials", "0", "--no-cache", "--out", str(warm_out),
-                 "--jobs", str(args.jobs), *[f"--kernel-path={p}" for p in args.kernel_path]]
+                 "--jobs", str(args.jobs), *[f"--kernel-path={p}" for p in args.kernel_path],
+                 *(["--select", args.select] if args.select else [])]
     done = subprocess.run(argv_warm, cwd=home(), capture_output=True, text=True, check=False)
     if done.returncode not in (0, 1):
         print(f"mutate.agreement: the warm run exited {done.returncode}: {done.stderr.strip()[-500:]}",
@@ -130,7 +135,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                      "warm_stage": entry.get("stage", ""), "pytest": reference[m.id], "agree": same, "how": how,
                      "killer": (entry.get("killer") or {}).get("nodeid"), "killer_fails_in_pytest": killer_ok})
     ok = all(r["agree"] and r["killer_fails_in_pytest"] is not False for r in rows)
-    doc = {"kernel": args.kernel, "device": args.device, "sample": args.sample, "seed": args.seed,
+    doc = {"kernel": args.kernel, "device": args.device, "select": args.select, "sample": args.sample,
+           "seed": args.seed,
            "generated": len(every), "compared": len(rows), "agree": ok, "warm_seconds": round(warm_seconds, 1),
            "pytest_seconds": round(time.monotonic() - t0, 1), "mutants": rows}
     (args.out / "agreement.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

@@ -1,7 +1,9 @@
 """The warm judge gives the statuses one isolated pytest per mutant gives (mutate.agreement).
 
-CI runs a fixed slice of upstream vLLM's design (a kill, a survivor of the pytest stage, a build error); the seeded
-30 mutants of every design run in `tox -e mutate-agreement` (result in docs/mutate.md)."""
+A fixed slice of upstream vLLM's design (a kill, a survivor, a build error): `tox` judges it on the matrix cases
+(--select nan_matrix: no pytest stage), `tox -e selftest-slow` and the CPU nightly on the whole suite (there the
+survivor also survives the pytest stage); the seeded 30 mutants of every design run in `tox -e mutate-agreement`
+(result in docs/mutate.md)."""
 from __future__ import annotations
 
 import json
@@ -31,13 +33,17 @@ def test_statuses_agree_only_when_they_mean_the_same() -> None:
         assert agrees({"status": status}, "survived")[0] and not agrees({"status": status}, "killed")[0]
 
 
-@pytest.mark.timeout(hang_limit(slowest_s=205))  # 3 mutants both ways, beside a full mutation run
-def test_warm_judge_agrees_with_pytest_on_a_slice(tmp_path: Path) -> None:
+@pytest.mark.timeout(hang_limit(slowest_s=205))  # 3 mutants both ways on the whole suite, beside a mutation run
+@pytest.mark.parametrize("select", ["nan_matrix", pytest.param(None, marks=pytest.mark.nan_selftest_slow)],
+                         ids=["matrix", "whole-suite"])
+def test_warm_judge_agrees_with_pytest_on_a_slice(tmp_path: Path, select: str | None) -> None:
     done = subprocess.run([sys.executable, "-m", "mutate.agreement", "--kernel", "tests.designs.upstream_vllm",
-                           "--ids", ",".join(SLICE), "--out", str(tmp_path), "--jobs", "1"],
+                           "--ids", ",".join(SLICE), "--out", str(tmp_path), "--jobs", "1",
+                           *(["--select", select] if select else [])],
                           cwd=ROOT, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     doc = json.loads((tmp_path / "agreement.json").read_text())
+    assert doc["select"] == select
     assert {r["id"]: (r["warm"], r["pytest"]) for r in doc["mutants"]} == {k: (v, v) for k, v in SLICE.items()}
     assert [r["killer_fails_in_pytest"] for r in doc["mutants"] if r["warm"] == "killed"] == [True]
     assert "3 of 3 mutants agree" in done.stdout
