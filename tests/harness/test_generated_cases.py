@@ -154,7 +154,7 @@ def test_square_counts_change_under_a_transpose(case: square.SquareCase) -> None
 
 # -- the false greens, caught -----------------------------------------------------------------------------------
 def test_transposing_wrapper_fails_the_square_family(tmp_path: Path, forks: ForkServer | None) -> None:
-    run = run_suite(f"{FIXTURES}.transposes_square", "square", tmp_path, server=forks)
+    run = run_suite(f"{FIXTURES}.transposes_square", "square", tmp_path, server=forks, in_process=True)
     assert run.completed, run.describe()
     squares = [str(c) for c in square.cases(Context())]
     assert sorted(run.failed) == sorted(f"tests/precision/test_families.py::test_case[{c}-wrapper]" for c in squares), \
@@ -165,7 +165,7 @@ def test_transposing_wrapper_fails_the_square_family(tmp_path: Path, forks: Fork
 def test_offset_ignoring_wrapper_fails_the_offset_family(tmp_path: Path, forks: ForkServer | None) -> None:
     # the offset family only (the contract test test_offset_views catches the same wrapper on its own)
     run = run_suite(f"{FIXTURES}.ignores_offset", "offset and not bigoffset and not test_offset_views", tmp_path,
-                    server=forks)
+                    server=forks, in_process=True)
     assert run.completed, run.describe()
     cases = [str(c) for c in offset.cases(Context())]
     assert sorted(run.failed) == sorted(f"tests/precision/test_families.py::test_case[{c}-wrapper]" for c in cases), \
@@ -177,7 +177,7 @@ def test_offset_ignoring_wrapper_fails_the_offset_family(tmp_path: Path, forks: 
 def test_property_test_shrinks_a_large_vocab_bug_to_a_rerunnable_id(tmp_path: Path, forks: ForkServer | None) -> None:
     kernel = f"{FIXTURES}.large_vocab_wrong"
     run = run_pytest(tmp_path / "property", [PROPERTY, "--kernel", kernel, "--nan-hypothesis-examples", "60",
-                                             "-k", "wrapper"], server=forks)
+                                             "-k", "wrapper"], server=forks, in_process=True)
     assert run.completed and run.returncode == 1, run.describe()
     (record,) = run.records
     found = ID_IN_MESSAGE.search(record.message)
@@ -190,7 +190,7 @@ def test_property_test_shrinks_a_large_vocab_bug_to_a_rerunnable_id(tmp_path: Pa
     assert record.checks and record.checks[-1].params.case_id == case_id and record.checks[-1].params.seed == case.seed
     # the id reruns as a case of the generated family: it fails the planted kernel and passes ours
     rerun = run_pytest(tmp_path / "rerun", ["tests/precision/test_families.py", "--kernel", kernel,
-                                            "--nan-gen-case", case_id, "-k", case_id], server=forks)
+                                            "--nan-gen-case", case_id, "-k", case_id], server=forks, in_process=True)
     assert sorted(rerun.failed) == [f"tests/precision/test_families.py::test_case[{case_id}-{p}]"
                                     for p in ("direct", "wrapper")], rerun.describe()
     ours = load("kernel")
@@ -200,7 +200,8 @@ def test_property_test_shrinks_a_large_vocab_bug_to_a_rerunnable_id(tmp_path: Pa
 
 
 def test_property_test_option_and_marker(tmp_path: Path, forks: ForkServer | None) -> None:
-    run = run_pytest(tmp_path, [PROPERTY, "-m", "nan_property", "--nan-hypothesis-examples", "3"], server=forks)
+    run = run_pytest(tmp_path, [PROPERTY, "-m", "nan_property", "--nan-hypothesis-examples", "3"], server=forks,
+                     in_process=True)
     assert run.completed and run.returncode == 0 and len(run.passed) == 2, run.describe()
     summaries = [c for r in run.records for c in r.checks]
     assert {c.params.case_id for c in summaries} == {"hypothesis-wrapper", "hypothesis-direct"}

@@ -52,7 +52,7 @@ def test_bad_kernel_option_is_a_usage_error(kernel: str, expect: str, device: st
 def test_family_from_its_own_module_runs_end_to_end(tmp_path: Path, device: str, forks: ForkServer | None) -> None:
     """--nan-family: a family defined only in the test tree is collected, compared, recorded and summarized."""
     run = run_pytest(tmp_path, [MATRIX, "--nan-family", "tests.harness.fixtures.toy_family", "-m", "nan_toy"],
-                     device=device, server=forks)
+                     device=device, server=forks, in_process=True)
     assert run.returncode == 0, run.output
     toy = [r for r in run.records if r.family == "toy"]
     assert len(toy) == 4 and all(r.verdict == "pass" and r.checks for r in toy), run.describe()
@@ -64,7 +64,7 @@ def test_family_from_its_own_module_runs_end_to_end(tmp_path: Path, device: str,
 def test_aggregation_is_judged_where_the_module_has_it(kernel: str, ok: bool | None, tmp_path: Path,
                                                       device: str, forks: ForkServer | None) -> None:
     run = run_pytest(tmp_path, ["tests/precision/test_aggregate.py", "--kernel", f"tests.harness.fixtures.{kernel}"],
-                     device=device, server=forks)
+                     device=device, server=forks, in_process=True)
     verdicts = {r.verdict for r in run.records}
     if ok is None:
         assert run.returncode == 0 and verdicts == {"not_run"}, run.describe()

@@ -125,9 +125,17 @@ def run_pytest(
     env: dict[str, str] | None = None,
     server: ForkServer | None = None,
     timeout: float = TIMEOUT_S,
+    in_process: bool = False,
 ) -> SubRun:
-    """pytest ARGS from the repo root, every report and the basetemp inside `folder`."""
+    """pytest ARGS from the repo root, every report and the basetemp inside `folder`.
+
+    in_process: the sub-run's own process runs the kernel (--nan-in-process, no xdist worker nor probe child), with
+    this test as the caller that isolates it: a kernel that ends that process shows as a negative returncode or a
+    run without its reports, never as a verdict."""
     folder.mkdir(parents=True, exist_ok=True)
+    if in_process:
+        args = [*args, IN_PROCESS]
+        env = {**(env or {}), IN_PROCESS_CALLER: "tests.support.subrun"}
     argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", device, "-q",
             f"--basetemp={folder / 'tmp'}", f"--html={folder / 'precision.html'}",
             f"--junitxml={folder / 'junit.xml'}", f"--nan-json={folder / 'results.json'}", *RERUNS_OFF, *args]
@@ -170,15 +178,9 @@ def load_run(folder: Path, argv: list[str], code: int | None = None, seconds: fl
 def run_suite(kernel: str, select: str, folder: Path, *, workers: int = 0, extra: Sequence[str] = (),
               server: ForkServer | None = None, device: str = "cpu", env: dict[str, str] | None = None,
               in_process: bool = False) -> SubRun:
-    """The precision suite on KERNEL narrowed with -k SELECT; workers=1 isolates crashes in an xdist worker.
-
-    in_process: the sub-run's own process runs the kernel (--nan-in-process, no xdist worker nor probe child), with
-    this test as the caller that isolates it: a kernel that ends that process shows as a negative returncode or a
-    run without its reports, never as a verdict (the caller reruns it with workers=1 to name the case)."""
+    """The precision suite on KERNEL narrowed with -k SELECT; workers=1 isolates crashes in an xdist worker,
+    in_process judges in the sub-run's own process (run_pytest)."""
     args = [SUITE, "--kernel", kernel, "-k", select]
     if workers:
         args += ["-n", str(workers), "--max-worker-restart", "8"]
-    if in_process:
-        args.append(IN_PROCESS)
-        env = {**(env or {}), IN_PROCESS_CALLER: "tests.support.subrun"}
-    return run_pytest(folder, [*args, *extra], device=device, server=server, env=env)
+    return run_pytest(folder, [*args, *extra], device=device, server=server, env=env, in_process=in_process)
