@@ -12,10 +12,8 @@ import shlex
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, note, seed, settings
 
 from cases.families.generated import GenCase, build
-from cases.strategies import gen_cases, property_budget
 from harness import skips
 from harness.backends import Backend
 from harness.compare import compare_counts, describe_input, failed_launch, layout_of, message
@@ -25,7 +23,7 @@ from verdict.record import PASS, CaseParams, Check
 
 pytestmark = pytest.mark.nan_property
 # no explain phase: it traces every line the failing example runs, which the Triton interpreter makes very slow
-PHASES = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink)
+PHASES = ("explicit", "reuse", "generate", "target", "shrink")
 # derandomize=True seeds from the test function's source text, so a rename inside it would draw other cases: the
 # seed it derived before `Built.on` became `Built.input_on`, pinned, keeps the same cases whatever the body says
 SEED = 0xcc401d498f5ea7791d22a2762db3f08d7c51df9774887ebf6cca96bc1a248a2408f66203250ecb5fd28f195d9f29b399
@@ -62,11 +60,17 @@ def test_generated_cases_count_exactly(
     examples = pytestconfig.getoption("--nan-hypothesis-examples")
     if examples < 1:
         pytest.skip("--nan-hypothesis-examples 0")
+    # imported here, not at collection: every process that collects the suite (each xdist worker of every run)
+    # would spend most of a second of CPU importing hypothesis for this one test
+    from hypothesis import HealthCheck, Phase, given, note, seed, settings
+
+    from cases.strategies import gen_cases, property_budget
+
     failures: list[Check] = []  # hypothesis replays the shrunk example last: failures[-1] is the minimal one
     seen = {"examples": 0, "nans": 0}
 
-    @settings(max_examples=examples, derandomize=True, database=None, deadline=None, print_blob=False, phases=PHASES,
-              suppress_health_check=list(HealthCheck))
+    @settings(max_examples=examples, derandomize=True, database=None, deadline=None, print_blob=False,
+              phases=[Phase[name] for name in PHASES], suppress_health_check=list(HealthCheck))
     @given(case=gen_cases(property_budget(backend.name)))
     @seed(SEED)
     def counts_exactly(case: GenCase) -> None:
