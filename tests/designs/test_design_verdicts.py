@@ -5,8 +5,9 @@ Measured designs (REFERENCE.md §8): vllm-ascend's kernel fails only the cases w
 32-bit row offset kills the interpreter: crash) and the transposed view (its column stride is ignored: wrong
 counts). Upstream vLLM's fails the same under upstream Triton, which widens its int1 sums; under triton-ascend
 the int1 sums are a per-block OR and the counts fail too, diagnosed as int1 flags first. An independent correct
-kernel, with other exceptions and wording, passes everything. Each sub-run is the whole tests/precision under
-one xdist worker, so a segfault is one case's crash verdict and the run goes on.
+kernel, with other exceptions and wording, passes everything. Each sub-run is the whole tests/precision: under
+one xdist worker for a design with failures, so a segfault is one case's crash verdict and the run goes on; in the
+sub-run's own process for the correct one (a run that does not complete there is run again in a worker).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from harness.backends import triton_flavour
 from setups.upstream_fixes import fix_source
 from tests.support.forkserver import ForkServer
 from tests.support.limits import hang_limit
-from tests.support.subrun import SUITE, SubRun, run_pytest
+from tests.support.subrun import SUITE, SubRun, run_expected_clean, run_pytest
 from verdict.record import CRASH, PASS, WRONG_COUNTS
 
 pytestmark = pytest.mark.nan_selftest
@@ -66,7 +67,10 @@ DESIGNS: tuple[Design, ...] = (
 
 
 def run_design(design: Design, folder: Path, server: ForkServer | None) -> SubRun:
-    """tests/precision, all of it, on the design's kernel under one xdist worker (a crash costs one case)."""
+    """tests/precision, all of it, on the design's kernel: under one xdist worker where cases fail (a crash costs
+    one case), in the sub-run's own process for a design that fails nothing."""
+    if not design.failures:
+        return run_expected_clean(folder, [SUITE, "--kernel", design.module], server=server)
     return run_pytest(folder, [SUITE, "--kernel", design.module, "-n", "1", "--max-worker-restart", "12"],
                       server=server)
 

@@ -14,7 +14,7 @@ from setups import upstream_fixes
 from setups.upstream_fixes import BY_NAME, fix_source, unified_diff
 from tests.support.forkserver import ForkServer
 from tests.support.limits import hang_limit
-from tests.support.subrun import SUITE, run_pytest
+from tests.support.subrun import SUITE, run_expected_clean
 from verdict.record import CaseParams, Check, TestRecord, WrongRow
 
 pytestmark = pytest.mark.nan_selftest
@@ -101,8 +101,8 @@ def test_the_fixed_design_passes_the_whole_suite(design: str, tmp_path: Path, fo
     if device != "cpu":
         pytest.skip("the designs' sub-runs are the CPU interpreters' (test_design_verdicts)")
     assert upstream_fixes.main(["--kernel", f"tests.designs.{design}", "--out", str(tmp_path / "fixed")]) == 0
-    run = run_pytest(tmp_path / "run", [SUITE, "--kernel-path", str(tmp_path / "fixed"), "--kernel", design,
-                                        "-n", "1", "--max-worker-restart", "12"], server=forks)
+    run = run_expected_clean(tmp_path / "run", [SUITE, "--kernel-path", str(tmp_path / "fixed"), "--kernel", design],
+                             server=forks)
     assert run.completed and run.returncode == 0, run.describe()
     assert len(run.records) > 400 and not run.failed, run.describe()
 

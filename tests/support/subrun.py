@@ -184,3 +184,13 @@ def run_suite(kernel: str, select: str, folder: Path, *, workers: int = 0, extra
     if workers:
         args += ["-n", str(workers), "--max-worker-restart", "8"]
     return run_pytest(folder, [*args, *extra], device=device, server=server, env=env, in_process=in_process)
+
+
+def run_expected_clean(folder: Path, args: Sequence[str], *, server: ForkServer | None, device: str = "cpu") -> SubRun:
+    """A run of a kernel meant to pass: judged in its own process (run_pytest's in_process); one that does not
+    complete there (the kernel ended the process) runs again under one xdist worker, whose report names the case."""
+    run = run_pytest(folder / "in-process", args, server=server, device=device, in_process=True)
+    if run.completed:
+        return run
+    return run_pytest(folder / "isolated", [*args, "-n", "1", "--max-worker-restart", "12"], server=server,
+                      device=device)
