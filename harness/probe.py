@@ -8,6 +8,7 @@ does what every worker does at start (backend, --kernel-path, --kernel-setup, im
 """
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import signal
@@ -105,7 +106,9 @@ def _forked(request: dict[str, Any], cwd: Path, folder: Path, timeout: float) ->
 
 
 def _redirect(stdout: Path, stderr: Path) -> None:
-    """The forked child's output into its own files, past pytest's capture of the parent's descriptors."""
+    """The forked child's output into its own files, past pytest's capture of the parent's descriptors (and its
+    faulthandler, which writes to the run's terminal: a fresh interpreter had none)."""
+    faulthandler.disable()
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     for fd, path in ((1, stdout), (2, stderr)):
