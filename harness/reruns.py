@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import processes
 from verdict.record import TestRecord
 
 GRACE_S = 20.0  # after SIGTERM, how long a child gets to write its results before its process group is killed
@@ -86,11 +86,6 @@ class Round:
     output: str = ""
 
 
-def child_env() -> dict[str, str]:
-    """This process's environment, less what would make the child an xdist worker or write the job's summary."""
-    return {k: v for k, v in os.environ.items() if not k.startswith(_DROP_ENV)}
-
-
 def run_round(argv: Sequence[str], cwd: Path, folder: Path, deadline: float) -> Round:
     """Run one child until it ends or the deadline (monotonic) passes; a KeyboardInterrupt (Ctrl-C, SIGTERM here)
     kills the child's process group and propagates."""
@@ -99,22 +94,18 @@ def run_round(argv: Sequence[str], cwd: Path, folder: Path, deadline: float) -> 
     start = time.monotonic()
     stopped = False
     with open(log, "w", encoding="utf-8") as out:
-        child = subprocess.Popen(list(argv), cwd=cwd, env=child_env(), stdout=out, stderr=subprocess.STDOUT,
-                                 start_new_session=True)
+        child = subprocess.Popen(list(argv), cwd=cwd, env=processes.child_env(_DROP_ENV), stdout=out,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
         try:
-            try:
-                child.wait(timeout=max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                stopped = True
-                child.send_signal(signal.SIGTERM)  # the child's reports say 'interrupted' and keep what ran
-                try:
-                    child.wait(timeout=GRACE_S)
-                except subprocess.TimeoutExpired:
-                    _kill_group(child)
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            stopped = True  # SIGTERM to the child alone: its reports say 'interrupted' and keep what ran
+            processes.stop_group(child, GRACE_S, leader_only=True)
         except BaseException:
-            _kill_group(child)
+            processes.kill_group(child)
             raise
-        _kill_group(child)  # its workers and whatever the kernel started
+        else:
+            processes.kill_group(child)  # its workers and whatever the kernel started
     records: dict[str, TestRecord] = {}
     try:
         doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
@@ -123,14 +114,3 @@ def run_round(argv: Sequence[str], cwd: Path, folder: Path, deadline: float) -> 
         pass
     return Round(child.returncode, time.monotonic() - start, stopped, records,
                  log.read_text(encoding="utf-8", errors="replace") if log.is_file() else "")
-
-
-def _kill_group(child: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(child.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    try:
-        child.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass

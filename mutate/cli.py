@@ -15,16 +15,15 @@ import argparse
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from harness import processes
 from harness.cli import home
 from mutate import baseline, classify, compiled, equivalence, generate, report, run, schedule, tce
 from mutate.cache import Cache, key_of, suite_revision, unit_hash, versions
@@ -78,20 +77,6 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-def card_count(device: str) -> tuple[int, str | None]:
-    """(cards the backend sees, its card-visibility variable), from a child so this process never touches a card."""
-    if device == "cpu":
-        return 0, None
-    code = ("from harness import backends; b = backends.get(%r); "
-            "print(b.card_count() if b.available() else 0, b.visibility_var)" % device)
-    done = subprocess.run([sys.executable, "-c", code], cwd=home(), capture_output=True, text=True, check=False,
-                          env=run_env(device, None, None))
-    if done.returncode != 0:
-        raise SourceError(f"cannot count {device} cards: {done.stderr.strip()[-300:]}")
-    count, var = done.stdout.split()[-2:]
-    return int(count), var
-
-
 def choose(mutants: list[generate.Mutant], args: argparse.Namespace) -> list[generate.Mutant]:
     """The mutants this run judges: all, or --ids, or a seeded --sample (ids sorted, so the order is stable)."""
     if args.ids:
@@ -138,21 +123,13 @@ def entry(mutant: generate.Mutant, verdict: Verdict) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the tool; on Ctrl-C or SIGTERM the runs in flight are ended before it leaves (exit 2)."""
-    main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt) if main_thread else None
     try:
-        return _main(argv)
+        with processes.sigterm_as_interrupt():
+            return _main(argv)
     except KeyboardInterrupt:
         print("mutate: interrupted; ending the runs in flight", file=sys.stderr)
         run.stop_all()
         return EXIT_USAGE
-    finally:
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
-
-
-def _raise_interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def _selector(expr: str | None) -> Callable[[list[str]], bool] | None:
@@ -213,7 +190,11 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     out = (args.out or Path(DEFAULT_OUT) / args.kernel)
     out = out if out.is_absolute() else Path.cwd() / out
-    cards, var = card_count(args.device)
+    try:
+        cards, var = processes.count_cards(args.device, home(), run_env(args.device, None, None))
+    except processes.CardCountError as exc:
+        print(f"mutate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     jobs = args.jobs or (max(1, cards) if args.device != "cpu" else max(1, os.cpu_count() or 1))
     select = _selector(args.select)
     print(f"mutate: {args.kernel} ({files}): {len(all_mutants)} mutants, {len(not_compiling)} did not compile, "

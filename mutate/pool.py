@@ -7,7 +7,6 @@ its limit is ended and replaced; the job's answer then names that case and how t
 from __future__ import annotations
 
 import json
-import os
 import queue
 import signal
 import subprocess
@@ -18,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import processes
 from harness.cli import home
 
 STARTUP_S = 600.0  # a worker's start (torch, Triton, the case table): seconds on a warm machine; a hang past this
@@ -46,11 +46,7 @@ def stop_all() -> None:
     with _LIVE_LOCK:
         live = list(_LIVE)
     for worker in live:
-        if worker.proc.poll() is None:
-            try:
-                os.killpg(worker.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        processes.signal_group(worker.proc, signal.SIGKILL)
 
 
 class WorkerProcess:
@@ -149,11 +145,7 @@ class WorkerProcess:
         """End the worker and everything it started (its own process group)."""
         with _LIVE_LOCK:
             _LIVE.discard(self)
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        processes.kill_group(self.proc)
         self.proc.wait()
         self._log.close()
 

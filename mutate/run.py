@@ -6,9 +6,7 @@ per-mutant limit (status timeout) or at the budget's end (not run): neither is e
 """
 from __future__ import annotations
 
-import os
 import queue
-import signal
 import subprocess
 import threading
 import time
@@ -18,16 +16,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness import processes
 from harness.cli import home
 from mutate import classify
 from mutate.classify import StageResult
 from mutate.suite import Stage, pytest_argv
 from verdict.record import CRASH, DEVICE_FAULT, FAILED_OUTCOMES, TIMEOUT
 
-_DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST", "GITHUB_STEP_SUMMARY")
+# an outer pytest's variables never reach a stage
+_DROP_PREFIXES = (*processes.PYTEST_VARS, "COV_", "GITHUB_STEP_SUMMARY")
+STOP_GRACE_S = 20.0  # a stopped stage's pytest: SIGTERM, then this long to write its reports before SIGKILL
 INTERNAL_ERROR = 3  # pytest's exit status when it fails before or around the tests
 UNSTABLE = frozenset({CRASH, DEVICE_FAULT, TIMEOUT})  # verdicts a flaky original could also give: kills confirmed
-CONFIRM_RERUNS = 2  # stage reruns after a kill the original does not confirm  # an outer pytest's variables must not reach a sub-run
+CONFIRM_RERUNS = 2  # stage reruns after a kill the original does not confirm
 
 
 @dataclass(frozen=True)
@@ -73,28 +74,13 @@ class Settings:
 def run_env(device: str, card: int | None, visibility_var: str | None) -> dict[str, str]:
     """A clean environment for one sub-run: no outer pytest variables; pinned to one card; compiled kernels on an
     accelerator (no interpreter variable left over)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
+    env = processes.child_env(_DROP_PREFIXES)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     if device != "cpu":
         env.pop("TRITON_INTERPRET", None)
     if card is not None and visibility_var:
         env[visibility_var] = str(card)
     return env
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End a run we started and everything under it (its own process group, by id)."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
 
 
 _LIVE: set[subprocess.Popen[bytes]] = set()  # runs in flight, ended by stop_all when this tool is interrupted
@@ -106,7 +92,7 @@ def stop_all() -> None:
     with _LIVE_LOCK:
         live = list(_LIVE)
     for proc in live:
-        _stop(proc)
+        processes.stop_group(proc, STOP_GRACE_S)
 
 
 def run_stage(argv: list[str], folder: Path, env: dict[str, str], limit_s: float) -> tuple[int | None, bool]:
@@ -121,7 +107,7 @@ def run_stage(argv: list[str], folder: Path, env: dict[str, str], limit_s: float
         try:
             code = proc.wait(timeout=max(1.0, limit_s))
         except subprocess.TimeoutExpired:
-            _stop(proc)
+            processes.stop_group(proc, STOP_GRACE_S)
             return None, True
         finally:
             with _LIVE_LOCK:

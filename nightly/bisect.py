@@ -29,7 +29,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -41,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import cli
+from harness import cli, processes
 from reports import markdown
 from reports.results import Results, ResultsError, load
 
@@ -61,6 +60,7 @@ WORDS = {GOOD: "good", BAD: "bad", SKIP: "skip", ABORT: "abort"}
 PYTEST_EXITS = {2: "interrupted", 3: "internal error", 4: "usage error", 5: "no tests collected"}
 REPORTS = ("results.json", "precision.html", "junit.xml", "summary.md", "harness.log")
 DIFFSTAT_FILES = 25  # files named in the diff stat (git --stat-count)
+STOP_GRACE_S = 60.0  # a child stopped on the way out: SIGTERM, then this long to end before SIGKILL
 # what `git bisect run` exports to its command (GIT_DIR: the worktree's git folder, with no work tree): with them, git
 # in a sub-folder of the checkout, e.g. the suite asking for the kernel file's commit, finds no commit
 GIT_LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_PREFIX", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
@@ -237,28 +237,11 @@ def run_logged(argv: Sequence[str], cwd: Path, log: Path, *, new_session: bool) 
                                 start_new_session=new_session)
         try:
             return proc.wait()
-        finally:
-            stop(proc, new_session)
-
-
-def stop(proc: subprocess.Popen[Any], group: bool) -> None:
-    """End a child still running (and its process group, when it leads one): SIGTERM, then SIGKILL."""
-    if proc.poll() is not None:
-        if group:
-            try:
-                os.killpg(proc.pid, signal.SIGTERM)  # what it started and left behind
-            except (ProcessLookupError, PermissionError):
-                pass
-        return
-    send = (lambda s: os.killpg(proc.pid, s)) if group else proc.send_signal
-    try:
-        send(signal.SIGTERM)
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        send(signal.SIGKILL)
-        proc.wait()
-    except ProcessLookupError:
-        pass
+        finally:  # a child leading its own group: that group; one in ours (a step's pytest): the child alone
+            if new_session:
+                processes.stop_group(proc, STOP_GRACE_S)
+            else:
+                processes.stop_process(proc, STOP_GRACE_S)
 
 
 def step_main(state_path: Path) -> int:
@@ -395,7 +378,7 @@ def bisect(args: argparse.Namespace, extra: list[str], command: Sequence[str] | 
     try:
         code = proc.wait()
     finally:
-        stop(proc, True)
+        processes.stop_group(proc, STOP_GRACE_S)
     return conclude(state, good, bad, code)
 
 
@@ -516,27 +499,26 @@ def main(argv: Sequence[str] | None = None, *, command: Sequence[str] | None = N
     args, extra = parse(argv)
     if args.step is not None:
         return step_main(args.step)
-    previous = signal.signal(signal.SIGTERM, _terminate)
     cleanup: list[tuple[str, Path]] = []
     outcome: Outcome | None = None
-    try:
-        outcome = bisect(args, extra, command, cleanup)
-    except BisectError as exc:
-        print(f"bisect: {exc}", file=sys.stderr, flush=True)
-        if exc.code != EXIT_USAGE:
-            outcome = Outcome(exc.code, str(exc))
-        else:
-            return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("bisect: interrupted", file=sys.stderr, flush=True)
-        outcome = Outcome(EXIT_INTERRUPTED, "interrupted")
-    except Exception as exc:  # noqa: BLE001 - a traceback exits 1, which means "undecided" here
-        traceback.print_exc()
-        outcome = Outcome(EXIT_NOT_JUDGED, f"the bisect failed: {type(exc).__name__}: {exc}")
-    finally:
-        for problem in undo(cleanup):
-            print(f"bisect: could not clean up: {problem}", file=sys.stderr, flush=True)
-        signal.signal(signal.SIGTERM, previous)
+    with processes.sigterm_as_interrupt():
+        try:
+            outcome = bisect(args, extra, command, cleanup)
+        except BisectError as exc:
+            print(f"bisect: {exc}", file=sys.stderr, flush=True)
+            if exc.code != EXIT_USAGE:
+                outcome = Outcome(exc.code, str(exc))
+            else:
+                return EXIT_USAGE
+        except KeyboardInterrupt:
+            print("bisect: interrupted", file=sys.stderr, flush=True)
+            outcome = Outcome(EXIT_INTERRUPTED, "interrupted")
+        except Exception as exc:  # noqa: BLE001 - a traceback exits 1, which means "undecided" here
+            traceback.print_exc()
+            outcome = Outcome(EXIT_NOT_JUDGED, f"the bisect failed: {type(exc).__name__}: {exc}")
+        finally:
+            for problem in undo(cleanup):
+                print(f"bisect: could not clean up: {problem}", file=sys.stderr, flush=True)
     out = args.out.resolve()
     if not outcome.steps:
         outcome.steps = read_steps(out / "steps.jsonl")
@@ -549,10 +531,6 @@ def main(argv: Sequence[str] | None = None, *, command: Sequence[str] | None = N
     markdown.append_step_summary(text)
     print(f"bisect: {target} written (exit {outcome.code})", flush=True)
     return outcome.code
-
-
-def _terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import cli as harness_cli
+from harness import processes
 from nightly import last_good, nights
 from reports import markdown
 from reports.results import Results
@@ -83,14 +84,12 @@ def run_quiet(argv: Sequence[str]) -> tuple[int, str]:
 
 
 def card_count(device: str) -> int:
-    """Cards the backend sees (respecting CUDA_VISIBLE_DEVICES / ASCEND_RT_VISIBLE_DEVICES), from a child process
-    so this one never initializes a device; -1 when the backend is not available here."""
-    code, out = run_quiet([sys.executable, "-c",
-                           "from harness import backends; b = backends.get(%r); "
-                           "print(b.card_count() if b.available() else -1)" % device])
-    if code != 0:
-        raise NightlyError(f"cannot count {device} cards: {out.strip()[-500:]}")
-    return int(out.strip().splitlines()[-1])
+    """Cards the backend sees (respecting CUDA_VISIBLE_DEVICES / ASCEND_RT_VISIBLE_DEVICES), 0 when it is not
+    available here."""
+    try:
+        return processes.count_cards(device, harness_cli.home())[0]
+    except processes.CardCountError as exc:
+        raise NightlyError(str(exc)) from None
 
 
 def bench_available() -> tuple[bool, str]:

@@ -68,9 +68,9 @@ def template(kernel: str, device: str = "npu", path: str = "tests/test_num_nans_
 
 def child_env() -> dict[str, str]:
     """The caller's environment less its pytest's variables (its addopts, its worker's id are not the suite's)."""
-    from harness import cli
+    from harness import cli, processes
 
-    return cli.importable({k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "_PYTEST"))})
+    return cli.importable(processes.child_env())
 
 
 def command(kernel: str, device: str, folder: Path, kernel_path: Path, run_id: str, extra: Sequence[str]

@@ -16,7 +16,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 import pytest
 
@@ -25,6 +24,7 @@ from reports.collector import ResultCollector
 from reports.text import run_verdict, verdict_tally
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
+from harness import processes
 from harness.activation import active, decide, is_worker
 from harness.environment_failures import ENVIRONMENT_EXIT, FAILURE_KEY
 from harness.run import RUN_INFO_KEY
@@ -159,13 +159,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _handle_sigterm(config: pytest.Config) -> None:
     """SIGTERM ends the run like Ctrl-C from now on; the handler it replaces comes back at unconfigure."""
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = signal.signal(signal.SIGTERM, processes.raise_interrupt)  # the reports say it was interrupted
     config.stash.setdefault(SIGTERM_KEY, previous)
-
-
-def _terminate(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM (a CI timeout) ends the run like Ctrl-C, so the reports are written and say it was interrupted."""
-    raise KeyboardInterrupt(f"signal {signum} (SIGTERM)")
 
 
 def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:

@@ -1,0 +1,109 @@
+"""Child processes, one way for every tool: the environment a child gets, ending it with what it started, SIGTERM
+as Ctrl-C, and the cards a backend sees.
+
+The tools that start children (the harness's reruns, mutate's stage runs and warm workers, the nightly, its bisect
+and drop-in) start each in a session of its own, so that ending the child's process group also ends what the child
+started: xdist workers, whatever a kernel spawned.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+PYTEST_VARS = ("PYTEST_", "_PYTEST")  # a pytest's own variables (its addopts, its worker's id): not the child's
+KILL_WAIT_S = 10.0  # after SIGKILL: how long the leader gets to be reaped
+
+
+class CardCountError(RuntimeError):
+    """The child that counts a backend's cards failed; the message has the end of its output."""
+
+
+def child_env(drop: tuple[str, ...] = PYTEST_VARS) -> dict[str, str]:
+    """This process's environment less the variables whose names start with one of `drop`."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(drop)}
+
+
+def signal_group(proc: subprocess.Popen[Any], signum: int) -> bool:
+    """Send signum to the process group proc leads; False when the group is gone."""
+    try:
+        os.killpg(proc.pid, signum)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def kill_group(proc: subprocess.Popen[Any]) -> None:
+    """SIGKILL the group proc leads (what it left behind too) and reap proc."""
+    signal_group(proc, signal.SIGKILL)
+    try:
+        proc.wait(timeout=KILL_WAIT_S)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def stop_group(proc: subprocess.Popen[Any], grace_s: float, *, leader_only: bool = False) -> None:
+    """SIGTERM (to the whole group, or to the leader only: a pytest ends its own xdist workers and writes its
+    reports), up to grace_s for the leader to exit, then SIGKILL to the group: nothing it started is left."""
+    if proc.poll() is None:
+        try:
+            if leader_only:
+                proc.send_signal(signal.SIGTERM)
+            else:
+                signal_group(proc, signal.SIGTERM)
+            proc.wait(timeout=grace_s)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+    kill_group(proc)
+
+
+def stop_process(proc: subprocess.Popen[Any], grace_s: float) -> None:
+    """SIGTERM to proc alone (it shares its caller's group), up to grace_s to exit, then SIGKILL; reaps it."""
+    if proc.poll() is not None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def raise_interrupt(signum: int, frame: object) -> None:
+    """A signal handler: SIGTERM (a CI timeout, a scheduler) ends the tool as Ctrl-C would."""
+    raise KeyboardInterrupt(f"signal {signum} ({signal.Signals(signum).name})")
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt inside the block (main thread only: Python's rule); the handler before it
+    comes back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def count_cards(device: str, cwd: Path, env: Mapping[str, str] | None = None) -> tuple[int, str | None]:
+    """(cards the backend sees, its card-visibility variable), from a child, so this process never initializes a
+    device; 0 cards when the backend is not available here, (0, None) for the CPU."""
+    if device == "cpu":
+        return 0, None
+    code = ("from harness import backends; b = backends.get(%r); "
+            "print(b.card_count() if b.available() else 0, b.visibility_var or '-')" % device)
+    done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=None if env is None else dict(env),
+                          capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise CardCountError(f"cannot count {device} cards: {(done.stdout + done.stderr).strip()[-500:]}")
+    count, var = done.stdout.split()[-2:]
+    return int(count), None if var == "-" else var
