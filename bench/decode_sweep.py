@@ -58,7 +58,9 @@ def main():
     reps = Repetitions(timed=40, warmup=3, host_calls=1, calls=1, rounds=1)
     res = []
     t0 = time.time()
-    for dt, rows, vocab in [*itertools.product((torch.bfloat16, torch.float16), (1, 2, 4, 16), (128256, 152064, 262144)), *itertools.product((torch.float32,), (1, 16), (152064, 262144))]:
+    for dt, rows, vocab in [
+            *itertools.product((torch.bfloat16, torch.float16), (1, 2, 4, 16), (128256, 152064, 262144)),
+            *itertools.product((torch.float32,), (1, 16), (152064, 262144))]:
         g = torch.Generator(device="cuda").manual_seed(rows * vocab)
         x = torch.randn(rows, vocab, device="cuda", generator=g).to(dt)
         m = torch.rand(rows, vocab, device="cuda", generator=g) < 0.01
@@ -70,14 +72,19 @@ def main():
         for bb, w, st in itertools.product((16384, 32768, 65536, 131072), (8, 16, 32), (1, 3)):
             blk = bb // es
             if blk > 2 * triton.next_power_of_2(vocab): continue
-            cands[f"acc-{bb//1024}K-w{w}-s{st}"] = (lambda blk=blk, w=w, st=st: acc_kernel[(rows,)](x, x.stride(0), out, vocab, BLOCK=blk, num_warps=w, num_stages=st))
-            cands[f"step-{bb//1024}K-w{w}-s{st}"] = (lambda blk=blk, w=w, st=st: _num_nans_kernel[(rows,)](x, x.stride(0), out, vocab, BLOCK_SIZE=blk, num_warps=w, num_stages=st))
+            cands[f"acc-{bb//1024}K-w{w}-s{st}"] = (lambda blk=blk, w=w, st=st: acc_kernel[(rows,)](
+                x, x.stride(0), out, vocab, BLOCK=blk, num_warps=w, num_stages=st))
+            cands[f"step-{bb//1024}K-w{w}-s{st}"] = (lambda blk=blk, w=w, st=st: _num_nans_kernel[(rows,)](
+                x, x.stride(0), out, vocab, BLOCK_SIZE=blk, num_warps=w, num_stages=st))
             if es == 2:
                 thr = 0x7F80 if dt == torch.bfloat16 else 0x7C00
-                cands[f"bits-{bb//1024}K-w{w}-s{st}"] = (lambda blk=blk, w=w, st=st, thr=thr: bits_kernel[(rows,)](x, x.stride(0), out, vocab, BLOCK=blk, THR=thr, num_warps=w, num_stages=st))
+                cands[f"bits-{bb//1024}K-w{w}-s{st}"] = (lambda blk=blk, w=w, st=st, thr=thr: bits_kernel[(rows,)](
+                    x, x.stride(0), out, vocab, BLOCK=blk, THR=thr, num_warps=w, num_stages=st))
                 xw = x.view(torch.int32)
                 add = (0x7FFF - thr) * 0x00010001
-                cands[f"pair-{bb//1024}K-w{w}-s{st}"] = (lambda blk=blk // 2, w=w, st=st, add=add, xw=xw: pair_kernel[(rows,)](xw, xw.stride(0), out, xw.shape[1], BLOCK=blk, ADD=add, num_warps=w, num_stages=st))
+                cands[f"pair-{bb//1024}K-w{w}-s{st}"] = (
+                    lambda blk=blk // 2, w=w, st=st, add=add, xw=xw: pair_kernel[(rows,)](
+                        xw, xw.stride(0), out, xw.shape[1], BLOCK=blk, ADD=add, num_warps=w, num_stages=st))
         shape = {"dtype": str(dt)[6:], "rows": rows, "vocab": vocab, "plan": plan_for(x).variant, "us": {}, "wrong": []}
         for name, fn in cands.items():
             try:
@@ -90,7 +97,8 @@ def main():
                 shape["wrong"].append(f"{name}: {type(e).__name__}: {str(e)[:80]}")
         best = sorted(shape["us"].items(), key=lambda kv: kv[1])[:6]
         a = shape["us"]["anchor"]
-        print(f"{shape['dtype']} {rows}x{vocab} anchor {a} ours {shape['us'].get('ours')} ({a/shape['us'].get('ours', 1e9):.2f}x) best:",
+        print(f"{shape['dtype']} {rows}x{vocab} anchor {a} ours {shape['us'].get('ours')} "
+              f"({a/shape['us'].get('ours', 1e9):.2f}x) best:",
               ", ".join(f"{k} {v} ({a/v:.2f}x)" for k, v in best), "wrong:", shape["wrong"][:3], flush=True)
         res.append(shape)
     out_dir = os.environ.get("NAN_BENCH_OUT", "out")

@@ -126,7 +126,8 @@ def ranking(shapes: list[dict[str, object]]) -> list[dict[str, object]]:
     for (kind, width), ratios in sorted(groups.items()):
         full = max(len(v) for v in ratios.values())
         best = sorted(((min(v), name) for name, v in ratios.items() if len(v) == full), reverse=True)[:5]
-        out.append({"kind": kind, "element_size": width, "best": [{"config": n, "worst_vs_anchor": w} for w, n in best]})
+        out.append({"kind": kind, "element_size": width,
+                    "best": [{"config": n, "worst_vs_anchor": w} for w, n in best]})
     return out
 
 
@@ -160,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         results.append(result)
         anchor = sum(result["anchor_us"]) / 2
         print(f"== {shape.key} ({kind}): anchor {anchor:.2f} us, current plan {result['current_us']:.2f} us "
-              f"({result['current_vs_anchor']:.3f}x)" + (f"; WRONG counts: {result['wrong']}" if result["wrong"] else ""),
+              f"({result['current_vs_anchor']:.3f}x)"
+              + (f"; WRONG counts: {result['wrong']}" if result["wrong"] else ""),
               flush=True)
         for row in result["configs"][: args.top]:  # type: ignore[index]
             print(f"   {row['us']:9.2f} us  {row['vs_anchor']:6.3f}x  {row['config']}")

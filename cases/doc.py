@@ -50,7 +50,8 @@ def section(family: Family, context: Context) -> str:
     record = type(cases[0]) if cases else None
     module = _home(family)
     lines = [f"## {family.name}", "",
-             f"Markers {_markers(family)} · {len(cases)} cases on the CPU · module `{module.__name__ if module else '?'}`",
+             f"Markers {_markers(family)} · {len(cases)} cases on the CPU · "
+             f"module `{module.__name__ if module else '?'}`",
              "", _doc(module) if module else family.description, ""]
     if record is not None:
         lines += [f"Case record `{record.__name__}`: {_cell(_doc(record))}", ""]
@@ -87,7 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Write the page to PATH (default: the checkout's docs/families.md)."""
     parser = argparse.ArgumentParser(prog=COMMAND, description="Write the families reference, generated from the "
                                      "family registry (tests/harness/test_family_doc.py checks it is current).")
-    parser.add_argument("path", nargs="?", type=Path, default=DOC, help="file to write (default: the checkout's docs/families.md)")
+    parser.add_argument("path", nargs="?", type=Path, default=DOC,
+                        help="file to write (default: the checkout's docs/families.md)")
     target = parser.parse_args(argv).path
     if not target.parent.is_dir():
         print(f"{COMMAND}: no folder {target.parent}; name the file to write", file=sys.stderr)

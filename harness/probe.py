@@ -4,7 +4,8 @@ The controller of a run needs to know, before any test, that the module imports 
 and what it is (file, NaN predicate, what it exposes, what a --kernel-setup resolved it to). Importing it there
 would let its import (or a setup) kill, patch or exit the deciding process: `os._exit(0)` at import would end the
 run "green". So a child (on the CPU interpreters a fork of the controller, on an accelerator a fresh interpreter)
-does what every worker does at start (backend, --kernel-path, --kernel-setup, import) and reports back as JSON; a child that dies, hangs or writes nothing is a usage error naming how it ended.
+does what every worker does at start (backend, --kernel-path, --kernel-setup, import) and reports back as JSON; a child
+that dies, hangs or writes nothing is a usage error naming how it ended.
 """
 from __future__ import annotations
 

@@ -9,9 +9,9 @@ outside the view; both paths (get_num_nans, and _num_nans_kernel[(R,)] with BLOC
 first, the contract's inputs outside the domain (1-D, 3-D, float64, int32, a transposed view, empty), where any
 exception is as good as another.
 Different counts, dtype, raised exception or a modified input on any trial: a real blind spot, and that input
-is reported. None in N trials: "plausibly equivalent, not proven (no differing input in N trials)". Under the interpreter a
-line tracer also says whether the mutated lines ran at all (not reached: the change is in code this backend
-never executes, e.g. a CUDA-only branch).
+is reported. None in N trials: "plausibly equivalent, not proven (no differing input in N trials)". Under the
+interpreter a line tracer also says whether the mutated lines ran at all (not reached: the change is in code this
+backend never executes, e.g. a CUDA-only branch).
 """
 from __future__ import annotations
 

@@ -6,7 +6,8 @@ exactly a launch an earlier mutant (or the original) made. A launch is replayed 
 equal: the source of the launched `@triton.jit` function and of every jit function it names, transitively, with
 the value of every global it names (a constant a host-side mutant changed is a different launch); every argument
 (positional or keyword; tensors by dtype, shape, strides, offset and a hash of their whole storage, so padding and
-neighbouring rows count; scalars by type and value); and the grid. Its effect, every argument storage it changed, is written back.
+neighbouring rows count; scalars by type and value); and the grid. Its effect, every argument storage it changed, is
+written back.
 A launch that raises is never remembered; an argument of any other kind, a grid computed by a callable or a
 storage past `MAX_STORAGE_BYTES` is run as is. Only while `replaying()` is active: mutant jobs in mutate.warm
 replay; the traced original only records (its coverage needs the kernel's lines to run).

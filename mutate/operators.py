@@ -178,7 +178,8 @@ def _is_text(node: ast.AST) -> bool:
 
 
 def _addend_dropped(node: ast.AST, site: Site) -> Iterator[tuple[str, Replacement]]:
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and not (_is_text(node.left) or _is_text(node.right)):
+    if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+            and not (_is_text(node.left) or _is_text(node.right))):
         yield "left addend kept", copy.deepcopy(node.left)
         yield "right addend kept", copy.deepcopy(node.right)
     if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and not _is_text(node.value):

@@ -3,7 +3,8 @@
 `--kernel kernel` (a package) mutates the modules the package's API is made of: the package's `__init__` and every
 module of the same package it imports, transitively (kernel -> num_nans, launch, predicate, fastlaunch).
 `--kernel kernel.num_nans` mutates that module and the same-package modules it imports (the package's `__init__`
-only when one of them imports it; otherwise the copy's is empty). A top-level module (`my_fix`) is mutated alone. Found by reading imports, never by importing: the deciding process runs no kernel.
+only when one of them imports it; otherwise the copy's is empty). A top-level module (`my_fix`) is mutated alone.
+Found by reading imports, never by importing: the deciding process runs no kernel.
 
 A mutant (or the original's snapshot) is written as a package of its own, `mut_<id>`, holding every module of the
 unit, one of them changed, with imports of the unit's package renamed to it; modules outside the unit are imported
@@ -117,7 +118,8 @@ def _renamed(source: str, package: str | None, top: str) -> str:
     return ast.unparse(tree) + "\n"
 
 
-def write_copy(unit: Unit, folder: Path, top: str, changed: dict[str, str] | None = None) -> tuple[str, dict[str, Path]]:
+def write_copy(unit: Unit, folder: Path, top: str,
+               changed: dict[str, str] | None = None) -> tuple[str, dict[str, Path]]:
     """Write the unit as `top` in `folder` (`changed`: module name -> its new source); (module under test, the
     file of each module in the copy)."""
     changed = changed or {}

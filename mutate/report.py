@@ -149,7 +149,8 @@ def _row(m: dict[str, Any], diff: bool) -> str:
 
 def html(doc: dict[str, Any]) -> str:
     """The page: banner, survivors with diffs and judgements, then everything else, then the operator table."""
-    head = "<tr><th>id</th><th>status</th><th>operator</th><th>where</th><th>change</th><th>judgement / killed by / why</th><th>s</th></tr>"
+    head = ("<tr><th>id</th><th>status</th><th>operator</th><th>where</th><th>change</th>"
+            "<th>judgement / killed by / why</th><th>s</th></tr>")
     survivors = [m for m in doc["mutants"] if m["status"] in (SURVIVED, NO_COVERAGE)]
     rest = [m for m in doc["mutants"] if m["status"] not in (SURVIVED, NO_COVERAGE)]
     per_op: dict[str, dict[str, int]] = {}

@@ -87,7 +87,8 @@ class Worker:
 
     def judge(self, job: dict[str, Any]) -> dict[str, Any]:
         """One module through the job's cases; stops at the first failing check unless `all` is set. A mutant's
-        interpreted launches are replayed from the worker's launch memo (mutate.launch_memo); the traced original's only kept."""
+        interpreted launches are replayed from the worker's launch memo (mutate.launch_memo); the traced original's
+        only kept."""
         from mutate.coverage import Recorder
 
         paths = [p for p in job.get("paths", []) if p not in sys.path]

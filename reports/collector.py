@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from verdict.record import (
-    CALL_SITE, CALL_SITE_PROPERTY, CAPTURABLE_PROPERTY, CHECK_PROPERTY, CRASH, DEVICE_FAULT, ERROR, FAILED_OUTCOMES, FAILING, NOT_RUN, PARAMS_PROPERTY, PASS,
-    PLANTED_PROPERTY, TIMEOUT, WAIVED, CaseParams, Check, TestRecord, worst,
+    CALL_SITE, CALL_SITE_PROPERTY, CAPTURABLE_PROPERTY, CHECK_PROPERTY, CRASH, DEVICE_FAULT, ERROR, FAILED_OUTCOMES,
+    FAILING, NOT_RUN, PARAMS_PROPERTY, PASS, PLANTED_PROPERTY, TIMEOUT, WAIVED, CaseParams, Check, TestRecord, worst,
 )
 from verdict.crash_storm import STORM_PROPERTY, CrashStorm
 from verdict.not_run import NOT_RUN_PROPERTY, NotRun
@@ -29,7 +29,8 @@ def longrepr_text(report: pytest.TestReport | pytest.CollectReport) -> str:
     text = _XDIST_NODE_LINE.sub("", str(getattr(report, "longreprtext", "") or report.longrepr), count=1)
     errors = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
     text = "\n".join(errors) if errors else text.strip()
-    return text if len(text) <= MESSAGE_LIMIT else text[:MESSAGE_LIMIT] + f"\n... ({len(text) - MESSAGE_LIMIT} more characters)"
+    return (text if len(text) <= MESSAGE_LIMIT
+            else text[:MESSAGE_LIMIT] + f"\n... ({len(text) - MESSAGE_LIMIT} more characters)")
 
 
 # A later, worse outcome wins: a teardown error after a pass is an error; a crash after a passed setup a failure.

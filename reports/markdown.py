@@ -128,7 +128,8 @@ def run_parts(run: Results, *, html: str | None = None, title: str = "nan-harnes
     what = run.identity()
     kernel, backend = code(what["kernel"]), text(what["backend"])
     head = [f"### {text(title)}: {text(verdict_word(run))}", "",
-            f"Kernel {kernel} on {backend}: **{len(run.records)} tests**: {text(verdict_tally(run.records) or 'no tests')}"]
+            f"Kernel {kernel} on {backend}: **{len(run.records)} tests**: "
+            f"{text(verdict_tally(run.records) or 'no tests')}"]
     head += environment_failure_lines(run) + usage_error_lines(run) + not_run_lines(run)
     tail = ["", environment_line(run.environment)] + (["", f"HTML report: {code(html)}"] if html else [])
     return head, _diagnosis(run) + _failures(run), tail

@@ -237,7 +237,8 @@ def results_table(records: Sequence[TestRecord], group_of: dict[str, int]) -> st
         tds = (f"<td>{esc(r.nodeid)}</td><td>{esc(r.outcome)}</td>{''.join(case_cells(r))}"
                f"<td>{esc(','.join(map(str, r.cards)))}</td><td>{esc(group_of.get(r.nodeid, ''))}</td>"
                f"<td>{r.duration:.3f}</td>")
-        rows.append(f'<tr class="nan-row-{esc(r.outcome)}" data-nodeid="{esc(r.nodeid)}" data-verdict="{esc(r.verdict)}">'
+        rows.append(f'<tr class="nan-row-{esc(r.outcome)}" data-nodeid="{esc(r.nodeid)}" '
+                    f'data-verdict="{esc(r.verdict)}">'
                     f'{tds}<td class="nan-msg">{esc(message)}{folded}</td></tr>')
     return (f'<table id="results-table" class="nan-results"><thead><tr>{"".join(f"<th>{esc(h)}</th>" for h in head)}'
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table>")

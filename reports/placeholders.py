@@ -37,8 +37,8 @@ def not_finished_doc(started: str, run_id: str | None, extra: dict[str, Any] | N
 
 def write(paths: dict[str, Path | None], started: str, run_id: str | None,
           extra: dict[str, Any] | None = None) -> list[str]:
-    """Replace each report path given ("json", "html", "junit", "markdown") by its placeholder; returns what could not be
-    written, as 'path: why' (a folder, an unwritable place), for the caller to refuse the run with."""
+    """Replace each report path given ("json", "html", "junit", "markdown") by its placeholder; returns what could not
+    be written, as 'path: why' (a folder, an unwritable place), for the caller to refuse the run with."""
     texts = {
         "json": lambda: results.dumps(not_finished_doc(started, run_id, extra)),
         "html": lambda: html_page(started),
@@ -66,7 +66,8 @@ def html_page(started: str) -> str:
 
 def markdown_page(started: str) -> str:
     """The Markdown summary's placeholder: not finished yet."""
-    return f"### nan-harness: run not finished\n\nThe run started at {started} has not written its summary: {RUNNING}.\n"
+    return ("### nan-harness: run not finished\n\n"
+            f"The run started at {started} has not written its summary: {RUNNING}.\n")
 
 
 def ended_early(paths: dict[str, Path | None], started: str, run_id: str | None, error: BaseException | None,

@@ -325,5 +325,6 @@ def render(results: Sequence[TestRecord], families: Sequence[Family], *, kernel:
                     not_run=not_run)
     return (
         f'{STYLE}<div class="nan-summary">{head}'
-        f"{note_html}{diagnosis}{failure_list(results)}{family_sections(results, families)}{planted_table(results)}</div>"
+        f"{note_html}{diagnosis}{failure_list(results)}{family_sections(results, families)}"
+        f"{planted_table(results)}</div>"
     )

@@ -49,7 +49,8 @@ def load_waivers(path: Path) -> dict[str, Waiver]:
             raise WaiverError(f"--nan-waivers {path}: waiver #{n} has unknown keys {sorted(extra)}")
         waiver = Waiver(fields["id"].strip(), fields["reason"].strip(), fields["link"].strip())
         if "::" not in waiver.id:
-            raise WaiverError(f"--nan-waivers {path}: waiver #{n} id {waiver.id!r} is not a node id (file::test[params])")
+            raise WaiverError(f"--nan-waivers {path}: waiver #{n} id {waiver.id!r} is not a node id "
+                              "(file::test[params])")
         if waiver.id in waivers:
             raise WaiverError(f"--nan-waivers {path}: id {waiver.id!r} is waived twice")
         waivers[waiver.id] = waiver

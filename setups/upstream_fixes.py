@@ -170,7 +170,8 @@ def _column_strided(record: TestRecord) -> bool:
 
 FIXES: tuple[Fix, ...] = (
     Fix("int32_flags",
-        "the per-element NaN flags are int1; a backend may lower their sum as an OR, so each block of a row counts 0 or 1",
+        "the per-element NaN flags are int1; a backend may lower their sum as an OR, so each block of a row counts "
+        "0 or 1",
         "cast the flags to int32 before the sum",
         "every case with a row of two or more NaNs in one block, counted once per block where the backend ORs int1 "
         "sums (triton-ascend)",

@@ -202,7 +202,8 @@ def build(case: GenCase) -> Built:
     view = storage.as_strided((case.rows, case.vocab), (case.stride, 1), case.offset)
     values = background(case, fmt, gen)
     mask = torch.rand(case.rows, case.vocab, generator=gen, dtype=torch.float32, device="cpu") < case.frac
-    values.masked_scatter_(mask, from_bits(nan_bits(case.nans, int(mask.sum()), fmt, gen), fmt))  # row-major, as [mask]=
+    # row-major, as [mask]=
+    values.masked_scatter_(mask, from_bits(nan_bits(case.nans, int(mask.sum()), fmt, gen), fmt))
     view.copy_(values)
     expected = bits_reference(view)
     size = storage.element_size()
