@@ -7,16 +7,38 @@ every mutant and listed in the report.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mutate import classify, coverage_plugin
-from mutate.engine import Baseline
+from mutate.coverage import reaches
 from mutate.pool import WorkerProcess
 from mutate.run import Runner, Settings, Target, run_env
 from mutate.suite import Stage, other_tests
+
+
+@dataclass
+class Baseline:
+    """What the original showed: per-test coverage and times, tests it fails (deselected), the case table."""
+
+    cases: list[str]  # warm case node ids, in table order
+    fast: set[str]  # node ids of the fast families
+    times: dict[str, float]
+    coverage: dict[str, dict[str, list[int]]]  # node id -> file -> lines (warm cases and pytest tests)
+    rest: list[str]  # pytest node ids outside the warm cases, in run order
+    failed: list[str] = field(default_factory=list)
+    launches: dict[str, list[str]] = field(default_factory=dict)  # "file::qualname" -> Spec JSON of each launch
+    skipped: set[str] = field(default_factory=set)  # cases the original's run skipped (not run, or not placed)
+
+    def reaching(self, files: Sequence[str], lines: Sequence[int]) -> tuple[list[str], list[str]]:
+        """(warm cases, pytest tests) whose coverage holds any changed line of the mutant's file."""
+        hit = [n for n in self.coverage if any(reaches(self.coverage[n], f, lines) for f in files)]
+        hits = set(hit) - set(self.failed)
+        return [c for c in self.cases if c in hits], [t for t in self.rest if t in hits]
+
 
 
 class BaselineError(RuntimeError):

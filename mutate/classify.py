@@ -13,7 +13,7 @@ not_run      never started within the budget, or ended in a way that decides not
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -112,3 +112,18 @@ def final_status(stages: list[StageResult]) -> StageResult:
     if not stages:
         return StageResult(NOT_RUN, why="no stage ran")
     return StageResult(SURVIVED, why="; ".join(s.why for s in stages))
+
+
+@dataclass
+class Verdict:
+    """One mutant's status and what decided it."""
+
+    status: str
+    why: str = ""
+    killer: dict[str, Any] | None = None
+    stage: str = ""
+    seconds: float = 0.0
+    cases_run: int = 0
+    crash: bool = False
+    twin: str = ""  # a duplicate's twin: the mutant with the same compiled code
+    spent: dict[str, float] = field(default_factory=dict)  # seconds by stage: compile, warm, pytest

@@ -12,22 +12,22 @@ mutant was left unjudged (budget, time limit), whatever the others say.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness import processes
 from harness.cli import home
-from mutate import baseline, classify, compiled, equivalence, generate, report, run, schedule, tce
+from mutate import baseline, classify, generate, report, run, schedule, survivors, tce
 from mutate.cache import Cache, key_of, suite_revision, unit_hash, versions
-from mutate.engine import Engine, Job, Verdict
+from mutate.classify import Verdict
+from mutate.engine import Engine, Job
 from mutate.operators import BY_NAME, OPERATORS
 from mutate.package import Unit, find_unit, write_copy
 from mutate.run import Runner, Settings, Target, run_env
@@ -62,7 +62,8 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
                         "(e.g. a deliberately weakened nan_matrix)")
     p.add_argument("--nan-family", action="append", default=[], metavar="MODULE",
                    help="extra case-family module, as the suite's option; repeatable")
-    p.add_argument("--no-cache", action="store_true", help="judge every mutant again (OUT/cache.json unread, unwritten)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="judge every mutant again (OUT/cache.json unread, unwritten)")
     p.add_argument("--operators", default=None, help="comma-separated operator names (default: all)")
     p.add_argument("--ids", default=None, help="comma-separated mutant ids to run (default: all)")
     p.add_argument("--sample", type=int, default=None, help="run a fixed random sample of N mutants (--seed)")
@@ -86,28 +87,6 @@ def choose(mutants: list[generate.Mutant], args: argparse.Namespace) -> list[gen
         picked = set(m.id for m in random.Random(args.seed).sample(sorted(mutants, key=lambda m: m.id), args.sample))
         mutants = [m for m in mutants if m.id in picked]
     return mutants
-
-
-def judge_survivor(mutant: generate.Mutant, module: str, folder: Path, traced: Path, original: tuple[str, Path],
-                   args: argparse.Namespace) -> dict[str, Any]:
-    """The equivalence trials in a child (it imports and runs both modules); their JSON result or why none."""
-    seed = equivalence.seed_for(args.seed, mutant.id)
-    argv = [sys.executable, "-m", "mutate.equivalence", "--original", original[0], "--mutant", module,
-            "--traced-file", str(traced), "--changed", ",".join(map(str, mutant.changed_lines)),
-            "--trials", str(args.trials), "--seed", str(seed), "--device", args.device,
-            f"--kernel-path={folder}", f"--kernel-path={original[1]}", *[f"--kernel-path={p}" for p in args.kernel_path]]
-    print(f"mutate: {mutant.id}: equivalence trials, seed {seed}", flush=True)
-    try:
-        done = subprocess.run(argv, cwd=home(), capture_output=True, text=True, timeout=args.equiv_s, check=False,
-                              env=run_env(args.device, 0 if args.device != "cpu" else None, None))
-    except subprocess.TimeoutExpired:
-        return {"error": f"trials stopped after {args.equiv_s:.0f} s", "seed": seed}
-    lines = done.stdout.strip().splitlines()
-    try:
-        return json.loads(lines[-1])
-    except (IndexError, ValueError):
-        return {"error": f"trials exited {done.returncode}: {(done.stderr.strip().splitlines() or [''])[-1][:300]}",
-                "seed": seed}
 
 
 def entry(mutant: generate.Mutant, verdict: Verdict) -> dict[str, Any]:
@@ -165,10 +144,59 @@ def _generated(args: argparse.Namespace) -> tuple[Unit, list[generate.Generation
     return unit, gens
 
 
+@dataclass
+class Plan:
+    """What one run judges, where, and with what: everything after parsing that the stages share."""
+
+    args: argparse.Namespace
+    unit: Unit
+    mutants: list[generate.Mutant]
+    out: Path
+    jobs: int
+    cards: int
+    visibility_var: str | None
+    meta: dict[str, Any]  # mutation.json's description of the run
+    context: list[Any]  # what every cache key holds besides its own: code, suite, backend, selection
+    started: float  # time.monotonic() when the run began: the budget counts from it
+
+    def settings(self, deselect: tuple[str, ...] = ()) -> Settings:
+        a = self.args
+        return Settings(a.device, self.out, jobs=self.jobs, cards=self.cards, visibility_var=self.visibility_var,
+                        per_run_s=a.per_mutant_s, deselect=deselect, extra=tuple(a.pytest_args))
+
+    def seconds(self) -> float:
+        return round(time.monotonic() - self.started, 1)
+
+
 def _main(argv: Sequence[str] | None) -> int:
-    args = parse(argv)
     started = time.monotonic()
-    deadline = started + args.budget_s
+    plan = _plan(parse(argv), started)
+    if isinstance(plan, int):
+        return plan
+    args, out = plan.args, plan.out
+    # workers share built cases, per (suite, versions, families): a case's tensors follow from those alone
+    os.environ[CASES_DIR_VAR] = str(out / "cases" / key_of("cases", suite_revision(), versions(),
+                                                            list(args.nan_family))[:16])
+    original = write_copy(plan.unit, out / "original", generate.ORIGINAL)
+    cache = Cache(None if args.no_cache else out / "cache.json")
+    plan.meta["cache"] = str(cache.path) if cache.path else None
+    base = _baseline(plan, original, cache)
+    if base is None:
+        return EXIT_USAGE
+    entries, verdicts, engine = _judge(plan, original, cache, base)
+    if engine.interrupted:
+        print("mutate: interrupted: the runs in flight were ended; what was judged is reported (INCOMPLETE)",
+              file=sys.stderr, flush=True)
+        args.trials = 0
+    plan.meta["flaky_original"] = sorted(engine.flaky | engine.runner.flaky)
+    plan.meta["compiled"] = {**engine.prover.describe(), "when": "before the cases" if engine.prove_first else
+                             "for mutants every family case passes, before their pytest stage"} if engine.prover else {}
+    survivors.judge(entries, plan.mutants, plan.unit, original, plan.out, base, plan.jobs, args)
+    return _finish(plan, cache, entries, verdicts, engine)
+
+
+def _plan(args: argparse.Namespace, started: float) -> Plan | int:
+    """The run's plan, or its exit status when there is nothing to judge (--list, a usage error)."""
     found = _generated(args)
     if isinstance(found, str):
         print(f"mutate: {found}", file=sys.stderr)
@@ -196,22 +224,9 @@ def _main(argv: Sequence[str] | None) -> int:
         print(f"mutate: {exc}", file=sys.stderr)
         return EXIT_USAGE
     jobs = args.jobs or (max(1, cards) if args.device != "cpu" else max(1, os.cpu_count() or 1))
-    select = _selector(args.select)
     print(f"mutate: {args.kernel} ({files}): {len(all_mutants)} mutants, {len(not_compiling)} did not compile, "
           f"{duplicates} duplicates; judging {len(mutants)} on {args.device} with {jobs} warm worker(s), "
           f"budget {args.budget_s:.0f} s -> {out}", flush=True)
-    # workers share built cases, per (suite, versions, families): a case's tensors follow from those alone
-    os.environ[CASES_DIR_VAR] = str(out / "cases" / key_of("cases", suite_revision(), versions(),
-                                                            list(args.nan_family))[:16])
-    original_module, original_files = write_copy(unit, out / "original", generate.ORIGINAL)
-    traced = {name: str(path) for name, path in original_files.items()}
-    settings = Settings(args.device, out, jobs=jobs, cards=cards, visibility_var=var, per_run_s=args.per_mutant_s,
-                        extra=tuple(args.pytest_args))
-    cache = Cache(None if args.no_cache else out / "cache.json")
-    code_hash = unit_hash(m.source for m in unit.modules)
-    context = [code_hash, suite_revision(), args.device, versions(), args.select, list(args.pytest_args),
-               list(args.nan_family)]
-    base_key = key_of("baseline", *context)
     meta: dict[str, Any] = {
         "kernel": args.kernel, "file": files, "modules": [m.name for m in unit.modules], "device": args.device,
         "budget_s": args.budget_s, "jobs": jobs, "seed": args.seed, "trials": args.trials, "sample": args.sample,
@@ -220,102 +235,103 @@ def _main(argv: Sequence[str] | None) -> int:
                   {"name": "pytest", "args": other_tests() if not args.select else []}],
         "operators": [{"name": o.name, "reason": o.reason, "scope": o.scope} for o in OPERATORS],
         "generated": len(all_mutants), "not_compiling": not_compiling, "duplicates": duplicates,
-        "pytest_args": list(args.pytest_args), "cache": str(cache.path) if cache.path else None,
+        "pytest_args": list(args.pytest_args), "cache": None,
     }
-    base_doc = cache.baseline(base_key)
-    base_cached = base_doc is not None
+    context = [unit_hash(m.source for m in unit.modules), suite_revision(), args.device, versions(), args.select,
+               list(args.pytest_args), list(args.nan_family)]
+    return Plan(args, unit, mutants, out, jobs, cards, var, meta, context, started)
+
+
+def _baseline(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache) -> baseline.Baseline | None:
+    """The original's run (or the cached one), recorded in the plan's meta; None, with the report written, when the
+    original could not be judged."""
+    args, out, (module, files) = plan.args, plan.out, original
+    select = _selector(args.select)
+    key = key_of("baseline", *plan.context)
+    doc = cache.baseline(key)
+    cached = doc is not None
     try:
-        if base_doc is None:
+        if doc is None:
             t0 = time.monotonic()
             with ThreadPoolExecutor(2) as pool:  # the family cases and the other tests at once
-                warm_run = pool.submit(baseline.warm_cases, args.device, original_module, out / "original",
-                                       list(traced.values()), out / "original", select, tuple(args.nan_family),
-                                       max(1, jobs - 1))
+                warm_run = pool.submit(baseline.warm_cases, args.device, module, out / "original",
+                                       [str(p) for p in files.values()], out / "original", select,
+                                       tuple(args.nan_family), max(1, plan.jobs - 1))
                 tests_run = None if args.select else pool.submit(
-                    baseline.pytest_tests, settings, original_module, out / "original", list(traced.values()),
-                    out / "original")
+                    baseline.pytest_tests, plan.settings(), module, out / "original",
+                    [str(p) for p in files.values()], out / "original")
                 warm, tests = warm_run.result(), tests_run.result() if tests_run else None
-            base_doc = {"warm": warm, "tests": tests, "seconds": round(time.monotonic() - t0, 1)}
-            cache.keep_baseline(base_key, base_doc)
+            doc = {"warm": warm, "tests": tests, "seconds": round(time.monotonic() - t0, 1)}
+            cache.keep_baseline(key, doc)
             cache.save()
-        base = baseline.combine(base_doc["warm"], base_doc["tests"])
-        meta["baseline"] = {"status": "finished", "failed": base.failed, "seconds": base_doc["seconds"],
-                            "cases": len(base.cases), "tests": len(base.rest), "from_cache": base_cached}
+        base = baseline.combine(doc["warm"], doc["tests"])
     except baseline.BaselineError as exc:
-        meta["baseline"] = {"status": f"not finished: {exc}", "failed": [], "seconds": 0}
-        doc = report.document([], {**meta, "seconds": round(time.monotonic() - started, 1)})
-        report.write_json(doc, out / "mutation.json")
-        report.write_html(doc, out / "mutation.html")
+        plan.meta["baseline"] = {"status": f"not finished: {exc}", "failed": [], "seconds": 0}
+        _write(report.document([], {**plan.meta, "seconds": plan.seconds()}), out)
         print(f"mutate: the original could not be judged: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return None
+    plan.meta["baseline"] = {"status": "finished", "failed": base.failed, "seconds": doc["seconds"],
+                             "cases": len(base.cases), "tests": len(base.rest), "from_cache": cached}
     print(f"mutate: original: {len(base.cases)} family cases, {len(base.rest)} other tests, {len(base.failed)} "
-          f"failing (deselected); {base_doc['seconds']:.0f} s{' (from the cache)' if base_cached else ''}", flush=True)
-    runner = Runner(Settings(args.device, out, jobs=jobs, cards=cards, visibility_var=var,
-                             per_run_s=args.per_mutant_s, deselect=tuple(base.failed), extra=tuple(args.pytest_args)),
-                    (), deadline, confirm=run.confirm_with(settings, Target(original_module, (out / "original",),
-                                                                            "original"), out / "original" / "confirm"))
-    keys = {m.id: key_of("mutant", m.id, *context) for m in mutants}
-    verdicts: dict[str, Verdict] = {}
+          f"failing (deselected); {doc['seconds']:.0f} s{' (from the cache)' if cached else ''}", flush=True)
+    return base
+
+
+def _judge(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache, base: baseline.Baseline
+           ) -> tuple[dict[str, dict[str, Any]], dict[str, Verdict], Engine]:
+    """Every chosen mutant's entry: from the cache, or judged by the warm workers within the budget."""
+    args, out, (module, files) = plan.args, plan.out, original
+    traced = {name: str(path) for name, path in files.items()}
+    folder = out / "original"
+    runner = Runner(plan.settings(tuple(base.failed)), (), plan.started + args.budget_s,
+                    confirm=run.confirm_with(plan.settings(), Target(module, (folder,), "original"),
+                                             folder / "confirm"))
     entries: dict[str, dict[str, Any]] = {}
     todo = []
-    for m in mutants:
-        kept = cache.mutant(keys[m.id])
+    for m in plan.mutants:
+        kept = cache.mutant(key_of("mutant", m.id, *plan.context))
         if kept is not None:
             entries[m.id] = {**kept, "location_key": tuple(kept["location_key"]), "cached": True}
             continue
-        module, _ = write_copy(unit, out / "mutants" / m.id, m.module_name, {m.module: m.source})
-        todo.append(Job(m, module, out / "mutants" / m.id, (traced[m.module],)))
+        copy, _ = write_copy(plan.unit, out / "mutants" / m.id, m.module_name, {m.module: m.source})
+        todo.append(Job(m, copy, out / "mutants" / m.id, (traced[m.module],)))
     print(f"mutate: {len(entries)} from the cache, {len(todo)} to judge", flush=True)
-    prover = _prover(unit, base, traced, original_module, out, args.device)
-    engine = Engine(args.device, jobs, out, base, runner, (original_module, out / "original"), cards, var,
-                    tuple(args.nan_family), last_killers=cache.doc.get("killers"), prover=prover)
-    n_done = [0]
+    engine = Engine(args.device, plan.jobs, out, base, runner, (module, folder), plan.cards, plan.visibility_var,
+                    tuple(args.nan_family), last_killers=cache.doc.get("killers"),
+                    prover=tce.prover_for(plan.unit, base, traced, module, out, args.device))
+    done = [0]
 
     def progress(job: Job, v: Verdict) -> None:
-        n_done[0] += 1
+        done[0] += 1
         by = f" by {v.killer['nodeid']}" if v.killer else f" ({v.why})"
         where = ", ".join(f"{k} {t:.1f}" for k, t in v.spent.items())
-        print(f"mutate: [{n_done[0]}/{len(todo)}] {job.mutant.id} {v.status}{by} {v.seconds:.1f} s"
+        print(f"mutate: [{done[0]}/{len(todo)}] {job.mutant.id} {v.status}{by} {v.seconds:.1f} s"
               + (f" ({where})" if where else ""), flush=True)
 
-    last_seconds = cache.doc.get("seconds", {})
-    verdicts = engine.run_all(schedule.longest_first(todo, base, last_seconds), deadline, progress)
+    order = schedule.longest_first(todo, base, cache.doc.get("seconds", {}))
+    verdicts = engine.run_all(order, plan.started + args.budget_s, progress)
     for job in todo:
         entries[job.mutant.id] = entry(job.mutant, verdicts.get(job.mutant.id) or Verdict(
             classify.NOT_RUN, why="interrupted before it was judged"))
-    if engine.interrupted:
-        print("mutate: interrupted: the runs in flight were ended; what was judged is reported (INCOMPLETE)",
-              file=sys.stderr, flush=True)
-        args.trials = 0
-    meta["flaky_original"] = sorted(engine.flaky | runner.flaky)
-    meta["compiled"] = {**prover.describe(), "when": "before the cases" if engine.prove_first else
-                        "for mutants every family case passes, before their pytest stage"} if prover else {}
-    by_id = {m.id: m for m in mutants}
-    survivors = [e for e in entries.values() if e["status"] == classify.SURVIVED and "judgement" not in e]
-    if survivors and args.trials > 0:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            judged = list(pool.map(lambda e: judge_survivor(
-                by_id[e["id"]], f"{by_id[e['id']].module_name}{unit.under_test('')}", out / "mutants" / e["id"],
-                Path(str(out / "mutants" / e["id"] / Path(traced[by_id[e["id"]].module]).relative_to(out / "original"))),
-                (original_module, out / "original"), args), survivors))
-        masked = (f"; {len(base.failed)} test(s) the original fails were deselected: a difference only they "
-                  "could show is not judged here" if base.failed else "")
-        for e, eq in zip(survivors, judged):
-            e["equivalence"], e["judgement"] = eq, report.judgement(eq) + ("" if eq.get("differs") else masked)
+    return entries, verdicts, engine
+
+
+def _finish(plan: Plan, cache: Cache, entries: dict[str, dict[str, Any]], verdicts: dict[str, Verdict],
+            engine: Engine) -> int:
+    """Cache what was judged, write mutation.json and .html, print the summary; the exit status."""
     for e in entries.values():
         if e["status"] == classify.SURVIVED:
             e.setdefault("judgement", report.judgement(None))
         if e["status"] not in classify.UNJUDGED and not e.get("cached"):
-            cache.keep(keys[e["id"]], {k: v for k, v in e.items() if k != "cached"})
+            cache.keep(key_of("mutant", e["id"], *plan.context), {k: v for k, v in e.items() if k != "cached"})
     cache.doc["killers"] = engine.killers
-    cache.doc["seconds"] = {**last_seconds, **{i: round(v.seconds, 2) for i, v in verdicts.items()
-                                               if v.status not in classify.UNJUDGED}}
+    cache.doc["seconds"] = {**cache.doc.get("seconds", {}), **{i: round(v.seconds, 2) for i, v in verdicts.items()
+                                                               if v.status not in classify.UNJUDGED}}
     cache.save()
-    ordered = [entries[m.id] for m in mutants]
-    doc = report.document(ordered, {**meta, "seconds": round(time.monotonic() - started, 1),
-                                     "from_cache": len(mutants) - len(todo)})
-    report.write_json(doc, out / "mutation.json")
-    report.write_html(doc, out / "mutation.html")
+    ordered = [entries[m.id] for m in plan.mutants]
+    doc = report.document(ordered, {**plan.meta, "seconds": plan.seconds(),
+                                    "from_cache": sum(1 for e in ordered if e.get("cached"))})
+    _write(doc, plan.out)
     print(summary_line(doc), flush=True)
     for m in doc["mutants"]:
         if m["status"] in (classify.SURVIVED, classify.NO_COVERAGE):
@@ -324,21 +340,9 @@ def _main(argv: Sequence[str] | None) -> int:
     return exit_status(doc)
 
 
-def _prover(unit: Unit, base: Any, traced: dict[str, str], original_module: str, out: Path,
-            device: str) -> tce.Prover | None:
-    """The compiled-code prover for this unit's kernels (mutate.tce), from the launches the original's run made;
-    None when it launched no kernel of the unit."""
-    rel = {path: ("" if unit.package is None or name == unit.package else name[len(unit.package) + 1:])
-           for name, path in traced.items()}
-    launches: dict[str, list[str]] = {}
-    for key, specs in base.launches.items():
-        file, _, qualname = key.partition("::")
-        if file in rel:
-            launches[f"{rel[file]}:{qualname}"] = specs
-    if not launches:
-        return None
-    copy = tce.Copy(generate.ORIGINAL, original_module, str(out / "original"), generate.ORIGINAL)
-    return tce.Prover(launches, copy, compiled.DEFAULT_LEVEL, "device" if device != "cpu" else "cpu")
+def _write(doc: dict[str, Any], out: Path) -> None:
+    report.write_json(doc, out / "mutation.json")
+    report.write_html(doc, out / "mutation.html")
 
 
 def exit_status(doc: dict[str, Any]) -> int:

@@ -15,12 +15,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mutate import classify
-from mutate.coverage import reaches
+from mutate.baseline import Baseline
+from mutate.classify import NO_COVERAGE, Verdict
 from mutate.generate import Mutant
 from mutate.pool import DIED, HUNG, Answer, WorkerProcess
 from mutate.pool import stop_all as stop_workers
@@ -30,44 +31,8 @@ from mutate.run import stop_all as stop_runs
 from mutate.suite import Stage, pytest_argv
 from mutate.tce import COMPILE_LIMIT_S, Copy, Prover
 
-NO_COVERAGE = "no_coverage"
 CASE_FLOOR_S = {"cpu": 10.0}  # a case's limit: 10x the original's time on it, plus this (compiles on accelerators)
 ACCELERATOR_FLOOR_S = 30.0  # a first launch compiles its kernels: 0.3-7 s on the H200 with 8 slots compiling
-
-
-@dataclass
-class Verdict:
-    """One mutant's status and what decided it."""
-
-    status: str
-    why: str = ""
-    killer: dict[str, Any] | None = None
-    stage: str = ""
-    seconds: float = 0.0
-    cases_run: int = 0
-    crash: bool = False
-    twin: str = ""  # a duplicate's twin: the mutant with the same compiled code
-    spent: dict[str, float] = field(default_factory=dict)  # seconds by stage: compile, warm, pytest
-
-
-@dataclass
-class Baseline:
-    """What the original showed: per-test coverage and times, tests it fails (deselected), the case table."""
-
-    cases: list[str]  # warm case node ids, in table order
-    fast: set[str]  # node ids of the fast families
-    times: dict[str, float]
-    coverage: dict[str, dict[str, list[int]]]  # node id -> file -> lines (warm cases and pytest tests)
-    rest: list[str]  # pytest node ids outside the warm cases, in run order
-    failed: list[str] = field(default_factory=list)
-    launches: dict[str, list[str]] = field(default_factory=dict)  # "file::qualname" -> Spec JSON of each launch
-    skipped: set[str] = field(default_factory=set)  # cases the original's run skipped (not run, or not placed)
-
-    def reaching(self, files: Sequence[str], lines: Sequence[int]) -> tuple[list[str], list[str]]:
-        """(warm cases, pytest tests) whose coverage holds any changed line of the mutant's file."""
-        hit = [n for n in self.coverage if any(reaches(self.coverage[n], f, lines) for f in files)]
-        hits = set(hit) - set(self.failed)
-        return [c for c in self.cases if c in hits], [t for t in self.rest if t in hits]
 
 
 @dataclass
@@ -186,6 +151,8 @@ class Engine:
 
     def _judge(self, job: Job, slot: int, worker: WorkerProcess | None, deadline: float, spent: dict[str, float],
                ) -> tuple[Verdict, WorkerProcess | None]:
+        """The mutant's verdict: the family cases reaching it in a warm worker, a compile proof (before the cases on
+        a device, after them under the interpreter), then the other tests reaching it."""
         start = time.monotonic()
 
         def lap(name: str, since: float) -> None:
@@ -194,17 +161,38 @@ class Engine:
         cases, rest = self.base.reaching(job.files, job.mutant.original_lines)
         if not cases and not rest:
             return Verdict(NO_COVERAGE, why="no test reaches the changed line(s) on this backend"), worker
-        if self.prover is not None and job.mutant.jit and self.prove_first:
-            t0 = time.monotonic()
-            proved, worker = self._prove(job, slot, worker)
-            lap("compile", t0)
+        if self.prove_first:
+            proved, worker = self._try_proof(job, slot, worker, lap)
             if proved is not None:
                 return proved, worker
+        verdict, worker = self._warm_cases(job, cases, slot, worker, deadline, start, lap)
+        if verdict is not None:
+            return verdict, worker
+        if not self.prove_first:
+            proved, worker = self._try_proof(job, slot, worker, lap)
+            if proved is not None:
+                return proved, worker
+        return self._other_tests(job, len(cases), rest, slot, worker, deadline, start, lap)
+
+    def _try_proof(self, job: Job, slot: int, worker: WorkerProcess | None, lap: Callable[[str, float], None]
+                   ) -> tuple[Verdict | None, WorkerProcess | None]:
+        """The compiled-code proof (mutate.tce) of a mutant that changed a jit function; None: nothing proved."""
+        if self.prover is None or not job.mutant.jit:
+            return None, worker
+        t0 = time.monotonic()
+        proved, worker = self._prove(job, slot, worker)
+        lap("compile", t0)
+        return proved, worker
+
+    def _warm_cases(self, job: Job, cases: list[str], slot: int, worker: WorkerProcess | None, deadline: float,
+                    start: float, lap: Callable[[str, float], None]) -> tuple[Verdict | None, WorkerProcess | None]:
+        """The family cases reaching the change, in a warm worker (a fresh one after a death or a device fault);
+        None when every case passed."""
         faults = 0
         while True:
             run = [c for c in self.ordered(job, cases) if c not in self.flaky]
             if not run:
-                break
+                return None, worker
             if worker is None:
                 worker = self._worker(slot)
                 problem = worker.started()
@@ -219,31 +207,17 @@ class Engine:
             lap("warm", t0)
             if answer.ended:
                 worker = None
-                if answer.budget or self.interrupted:
-                    return Verdict(classify.NOT_RUN, why="the budget ran out during its run"
-                                   if not self.interrupted else "interrupted during its run"), None
-                if not answer.case:
-                    return Verdict(classify.NOT_RUN, why=f"worker {answer.ended}: {answer.detail}"), None
-                if answer.ended == HUNG and time.monotonic() >= deadline - 1:
-                    return Verdict(classify.NOT_RUN, why="the budget ran out during its run"), None
-                if self._original_passes(answer.case, slot):
-                    how = "crash" if answer.ended == DIED else "hang"
-                    return Verdict(classify.KILLED, why=f"the worker {answer.ended} in this case: {answer.detail}",
-                                   killer={"nodeid": answer.case, "family": "", "verdict": how, "crash": True},
-                                   stage="warm", seconds=time.monotonic() - start, crash=True), None
+                ended = self._worker_ended(answer, slot, deadline, start)
+                if ended is not None:
+                    return ended, None
                 continue  # the case is flaky for the original too: judged again without it
             fault = answer.reply.get("device_fault")
             if fault:  # the device context is lost: this worker judges nothing more
                 worker.close()
                 worker, faults = None, faults + 1
-                failed = answer.reply.get("failed") or []
-                if failed and self._original_passes(failed[0]["nodeid"], slot):
-                    return Verdict(classify.KILLED, why=f"the device faulted in this case: {fault}",
-                                   killer={"nodeid": failed[0]["nodeid"], "family": failed[0].get("family", ""),
-                                           "verdict": "fault", "crash": True},
-                                   stage="warm", seconds=time.monotonic() - start, crash=True), None
-                if faults >= 2:
-                    return Verdict(classify.NOT_RUN, why=f"the device faulted twice during its cases: {fault}"), None
+                faulted = self._device_faulted(answer, fault, faults, slot, start)
+                if faulted is not None:
+                    return faulted, None
                 continue  # faulted before any case of its own failed: judged again in a fresh worker
             verdict = self._from_reply(answer)
             verdict.seconds = time.monotonic() - start
@@ -255,16 +229,43 @@ class Engine:
             if verdict.status != classify.STAGE_PASSED:
                 self._remember(job, verdict)
                 return verdict, worker
-            break
-        if self.prover is not None and job.mutant.jit and not self.prove_first:
-            t0 = time.monotonic()
-            proved, worker = self._prove(job, slot, worker)
-            lap("compile", t0)
-            if proved is not None:
-                return proved, worker
+            return None, worker
+
+    def _worker_ended(self, answer: Answer, slot: int, deadline: float, start: float) -> Verdict | None:
+        """The verdict when the worker died or hung during the cases; None when the original fails that case too."""
+        if answer.budget or self.interrupted:
+            return Verdict(classify.NOT_RUN, why="the budget ran out during its run"
+                           if not self.interrupted else "interrupted during its run")
+        if not answer.case:
+            return Verdict(classify.NOT_RUN, why=f"worker {answer.ended}: {answer.detail}")
+        if answer.ended == HUNG and time.monotonic() >= deadline - 1:
+            return Verdict(classify.NOT_RUN, why="the budget ran out during its run")
+        if not self._original_passes(answer.case, slot):
+            return None
+        how = "crash" if answer.ended == DIED else "hang"
+        return Verdict(classify.KILLED, why=f"the worker {answer.ended} in this case: {answer.detail}",
+                       killer={"nodeid": answer.case, "family": "", "verdict": how, "crash": True},
+                       stage="warm", seconds=time.monotonic() - start, crash=True)
+
+    def _device_faulted(self, answer: Answer, fault: str, faults: int, slot: int, start: float) -> Verdict | None:
+        """The verdict after a device fault in the cases; None: judged again in a fresh worker."""
+        failed = answer.reply.get("failed") or []
+        if failed and self._original_passes(failed[0]["nodeid"], slot):
+            return Verdict(classify.KILLED, why=f"the device faulted in this case: {fault}",
+                           killer={"nodeid": failed[0]["nodeid"], "family": failed[0].get("family", ""),
+                                   "verdict": "fault", "crash": True},
+                           stage="warm", seconds=time.monotonic() - start, crash=True)
+        if faults >= 2:
+            return Verdict(classify.NOT_RUN, why=f"the device faulted twice during its cases: {fault}")
+        return None
+
+    def _other_tests(self, job: Job, n_cases: int, rest: list[str], slot: int, worker: WorkerProcess | None,
+                     deadline: float, start: float, lap: Callable[[str, float], None]
+                     ) -> tuple[Verdict, WorkerProcess | None]:
+        """The pytest stage: the other tests reaching the change, in the warm worker, else an isolated pytest."""
         rest = [t for t in rest if t not in self.runner.flaky]
         if not rest:
-            return Verdict(classify.SURVIVED, why=f"{len(cases)} case(s) reach it and pass",
+            return Verdict(classify.SURVIVED, why=f"{n_cases} case(s) reach it and pass",
                            seconds=time.monotonic() - start), worker
         t0 = time.monotonic()
         status, worker = self._rest_in_worker(job, rest, slot, worker, deadline)
@@ -277,7 +278,7 @@ class Engine:
         killer = ({"nodeid": status.nodeid, "family": status.family, "verdict": status.verdict,
                    "crash": status.crash} if status.outcome == classify.KILLED else None)
         verdict = Verdict(classify.SURVIVED if status.outcome == classify.STAGE_PASSED else status.outcome,
-                          status.why, killer, "pytest", time.monotonic() - start, len(cases), status.crash)
+                          status.why, killer, "pytest", time.monotonic() - start, n_cases, status.crash)
         self._remember(job, verdict)
         return verdict, worker
 

@@ -16,7 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mutate.engine import Baseline, Job
+from mutate.baseline import Baseline
+from mutate.engine import Job
 
 UNKNOWN_TEST_S = 1.0  # a test the baseline has no time for (it did not record one)
 

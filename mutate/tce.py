@@ -22,9 +22,12 @@ import json
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from mutate import classify
+from mutate import classify, compiled, generate
+from mutate.specs import Spec
+from mutate.package import Unit
 
 COMPILE_LIMIT_S = 300.0  # one compile job (a fresh worker imports Triton first); past it the mutant is not viable
 
@@ -35,7 +38,7 @@ def _jit_functions(top: str) -> dict[str, Any]:
     """"rel:qualname" -> JITFunction for every @triton.jit function defined in the copy `top` (imported)."""
     import sys
 
-    from mutate.compiled import as_jit_function
+    from mutate.specs import as_jit_function
 
     found: dict[str, Any] = {}
     for name, module in list(sys.modules.items()):
@@ -54,7 +57,7 @@ def _jit_functions(top: str) -> dict[str, Any]:
 
 def _callees(jit: Any, by_fn: dict[int, str]) -> set[str]:
     """The jit functions of the copy that jit's body names (through its globals, `module.fn` included)."""
-    from mutate.compiled import named_jit_functions
+    from mutate.specs import named_jit_functions
 
     return {by_fn[id(f.fn)] for f in named_jit_functions(jit) if id(f.fn) in by_fn}
 
@@ -103,7 +106,7 @@ def compile_copy(job: dict[str, Any]) -> dict[str, Any]:
         digests[kernel] = []
         for text in specs[:1] if job.get("first_only") else specs:
             try:
-                digests[kernel].append(compiled.ir_digest(functions[kernel], compiled.Spec.from_json(text), target,
+                digests[kernel].append(compiled.ir_digest(functions[kernel], Spec.from_json(text), target,
                                                           job["level"]))
             except compiled.CompileFailed as exc:
                 return {"status": "compile_failed", "kernel": kernel, "spec": text, "message": exc.message[:2000],
@@ -261,3 +264,20 @@ class Prover:
             return Proof(classify.DUPLICATE, f"duplicate of {leader.id} (proved: same {self.level} for all {specs} "
                                              f"specialization(s) of {names} the suite launches)", twin=leader.id)
         return None
+
+
+def prover_for(unit: Unit, base: Any, traced: dict[str, str], original_module: str, out: Path,
+               device: str) -> Prover | None:
+    """The compiled-code prover for this unit's kernels (here), from the launches the original's run made;
+    None when it launched no kernel of the unit."""
+    rel = {path: ("" if unit.package is None or name == unit.package else name[len(unit.package) + 1:])
+           for name, path in traced.items()}
+    launches: dict[str, list[str]] = {}
+    for key, specs in base.launches.items():
+        file, _, qualname = key.partition("::")
+        if file in rel:
+            launches[f"{rel[file]}:{qualname}"] = specs
+    if not launches:
+        return None
+    copy = Copy(generate.ORIGINAL, original_module, str(out / "original"), generate.ORIGINAL)
+    return Prover(launches, copy, compiled.DEFAULT_LEVEL, "device" if device != "cpu" else "cpu")

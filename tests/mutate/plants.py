@@ -57,7 +57,7 @@ PLANTS = [
      "tests/mutate/test_score.py"),
     ("cli: a unit with no mutants is not a usage error", "mutate/cli.py",
      "    if not any(g.mutants for g in gens):", "    if False:", "tests/mutate/test_score.py"),
-    ("cache: a rerun judges every mutant again", "mutate/cli.py", "        kept = cache.mutant(keys[m.id])",
+    ("cache: a rerun judges every mutant again", "mutate/cli.py", "        kept = cache.mutant(key_of(\"mutant\", m.id, *plan.context))",
      "        kept = None", "tests/mutate/test_score.py"),
     ("report: the headline hides an incomplete run", "mutate/report.py",
      '    return ("INCOMPLETE: " if not doc["complete"] else "") + text', "    return text",

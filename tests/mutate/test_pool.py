@@ -7,7 +7,8 @@ from typing import Any
 
 import torch
 
-from mutate.engine import Baseline, Engine, Job
+from mutate.baseline import Baseline
+from mutate.engine import Engine, Job
 from mutate.generate import Mutant
 from mutate.pool import Answer, WorkerProcess
 from mutate.run import run_env

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mutate.engine import Baseline, Job
+from mutate.baseline import Baseline
+from mutate.engine import Job
 from mutate.generate import Mutant
 from mutate.schedule import expected_seconds, longest_first, packed_wall, packing
 
