@@ -8,7 +8,7 @@ Python lines are recorded by a trace function. Under the Triton interpreter a `@
 and its lines are recorded like any other; compiled kernels run on the device, so there a launch of a kernel marks
 every line of it as reached (`JITFunction.run`, observed by the same trace function).
 
-The same observation records each launch's specialization (mutate.compiled.Spec) of a kernel of the unit, under
+The same observation records each launch's specialization (mutate.specs.Spec) of a kernel of the unit, under
 the interpreter (`InterpretedFunction.run`) as on a device: the specs mutate.tce compiles the mutants for.
 """
 from __future__ import annotations
@@ -88,7 +88,7 @@ class Recorder:
         kernel: a compiled launch runs them all, and no trace function sees inside)."""
         found = self._kernels.get(id(jit))
         if found is None:
-            from mutate.compiled import named_jit_functions
+            from mutate.specs import named_jit_functions
 
             found, pending, seen = {}, [jit], set()
             while pending:
@@ -105,7 +105,7 @@ class Recorder:
 
     def _launched(self, local: dict[str, Any], file: str, qualname: str) -> None:
         """Record the launch's Spec; a launch whose Spec cannot be made is recorded without one ("")."""
-        from mutate.compiled import specs_from_call
+        from mutate.specs import specs_from_call
 
         try:
             spec = specs_from_call(local["self"], local.get("args", ()), local.get("kwargs", {})).to_json()

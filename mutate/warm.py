@@ -58,7 +58,7 @@ class Worker:
 
         self.backend = backends.resolve(device)
         self.backend.prepare()
-        from mutate.compiled import interpreted_here
+        from mutate.specs import interpreted_here
 
         if os.environ.get(LAUNCH_MEMO_VAR, "1") != "0" and interpreted_here():  # compiled launches: nothing to replay
             from mutate.launch_memo import LaunchMemo

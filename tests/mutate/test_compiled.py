@@ -18,7 +18,8 @@ import triton
 import triton.language as tl
 
 from mutate import compiled
-from mutate.compiled import Spec
+from mutate import specs as specializations
+from mutate.specs import Spec
 from mutate.suite import ROOT
 from tests.support.limits import hang_limit
 
@@ -94,7 +95,7 @@ def _measure(specs: list[str], tmp: str) -> dict[str, Any]:
                       for level in compiled.LEVELS}
     out["dtypes"] = [compiled.ir_digest(_masked_sum, spec, target) for spec in others]
     _masked_sum.device_caches[0] = ({"k": compiled.compile_spec(_masked_sum, fp32, target)}, {}, target, None, None)
-    out["seen"] = [s.to_json() for s in compiled.specs_seen(_masked_sum)]
+    out["seen"] = [s.to_json() for s in specializations.specs_seen(_masked_sum)]
     out["seen_digest"] = compiled.ir_digest(_masked_sum, Spec.from_json(out["seen"][0]), target)
     return out
 
@@ -104,7 +105,7 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     target, why = compiled.cpu_target()
     if target is None:
         pytest.skip(f"this Triton cannot compile for a GPU target without one: {why}")
-    specs = [compiled.specs_from_call(_masked_sum, *_call(d)).to_json()
+    specs = [specializations.specs_from_call(_masked_sum, *_call(d)).to_json()
              for d in (torch.float32, torch.bfloat16, torch.float16)]
     tmp = tmp_path_factory.mktemp("tce")
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"} | {"TRITON_CACHE_DIR": str(tmp / "cache")}
@@ -146,18 +147,18 @@ def test_specs_seen_reads_the_kernel_cache(worker: dict[str, Any]) -> None:
 @pytest.mark.parametrize("dtype,name", [(torch.float32, "*fp32"), (torch.bfloat16, "*bf16"), (torch.float16, "*fp16")])
 def test_specs_from_call_types_arguments_as_triton_does(dtype: torch.dtype, name: str) -> None:
     args, kwargs = _call(dtype, n=2**40)
-    spec = compiled.specs_from_call(_masked_sum, args, kwargs)
+    spec = specializations.specs_from_call(_masked_sum, args, kwargs)
     assert spec.signature == {"x_ptr": name, "out_ptr": name, "n": "i64", "BLOCK": "constexpr"}
     assert spec.attrs == {k: [["tt.divisibility", 16]] for k in ("x_ptr", "out_ptr", "n")}
     assert Spec.from_json(spec.to_json()) == spec
     odd = (args[0][1:], args[1], 1001)  # an unaligned pointer and an int not divisible by 16: no attribute
-    by_hand = compiled._spec_by_hand(compiled.as_jit_function(_masked_sum), odd, kwargs)
-    assert by_hand == compiled.specs_from_call(_masked_sum, odd, kwargs) and set(by_hand.attrs) == {"out_ptr"}
+    by_hand = specializations._spec_by_hand(specializations.as_jit_function(_masked_sum), odd, kwargs)
+    assert by_hand == specializations.specs_from_call(_masked_sum, odd, kwargs) and set(by_hand.attrs) == {"out_ptr"}
 
 
 def test_an_interpreter_process_refuses_to_compile() -> None:
-    if not compiled.interpreted_here():
+    if not specializations.interpreted_here():
         pytest.skip("Triton was not set up under TRITON_INTERPRET=1 in this process")
     with pytest.raises(compiled.NotCompilableHere):
-        compiled.compile_spec(_masked_sum, compiled.specs_from_call(_masked_sum, *_call(torch.float32)),
+        compiled.compile_spec(_masked_sum, specializations.specs_from_call(_masked_sum, *_call(torch.float32)),
                               compiled.cpu_target()[0])

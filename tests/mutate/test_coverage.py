@@ -5,7 +5,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from mutate.compiled import as_jit_function
+from mutate.specs import as_jit_function
 from mutate.coverage import Recorder
 
 _HELPERS = '''

@@ -8,7 +8,7 @@ from types import ModuleType
 import pytest
 import torch
 
-from mutate import compiled
+from mutate import specs as specializations
 from mutate.equivalence import load_file
 from mutate.launch_memo import LaunchMemo, replaying
 
@@ -35,7 +35,7 @@ def kern(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 @pytest.fixture(autouse=True)
 def _interpreter() -> None:
-    if not compiled.interpreted_here():
+    if not specializations.interpreted_here():
         pytest.skip("the launch memo is for the Triton interpreter (TRITON_INTERPRET=1 in this process)")
 
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from mutate import classify, compiled
+from mutate import specs as specializations
 from mutate.pool import WorkerProcess
 from mutate.run import run_env
 from mutate.tce import Copy, Prover
@@ -76,7 +77,7 @@ def _launches() -> dict[str, list[str]]:
         pass
 
     x, out = torch.zeros(16), torch.zeros(16)
-    specs = [compiled.specs_from_call(_copy_kernel, (x, out, 10), {"MODE": mode, "BLOCK": 16}).to_json()
+    specs = [specializations.specs_from_call(_copy_kernel, (x, out, 10), {"MODE": mode, "BLOCK": 16}).to_json()
              for mode in (0, 1)]
     return {"k:_copy_kernel": sorted(specs)}
 
