@@ -12,13 +12,14 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 PYTEST_VARS = ("PYTEST_", "_PYTEST")  # a pytest's own variables (its addopts, its worker's id): not the child's
 KILL_WAIT_S = 10.0  # after SIGKILL: how long the leader gets to be reaped
+TEE_GRACE_S = 60.0  # a streamed child (the nightly's suite) stopped on the way out: SIGTERM, then this long
 
 
 class CardCountError(RuntimeError):
@@ -73,6 +74,28 @@ def stop_process(proc: subprocess.Popen[Any], grace_s: float) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+
+
+def run_tee(argv: Sequence[str], cwd: Path, log: Path | None, env: Mapping[str, str]) -> int:
+    """Run argv, every line of its output to stdout and to log; a child still running when this is left (an
+    interrupt) is stopped. Its exit status."""
+    handle = open(log, "w", encoding="utf-8") if log else None
+    try:
+        proc = subprocess.Popen(list(argv), cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                errors="replace", bufsize=1, env=dict(env))
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                sys.stdout.write(line)
+                if handle:
+                    handle.write(line)
+            return proc.wait()
+        finally:
+            stop_process(proc, TEE_GRACE_S)  # do not leave the suite running behind us
+    finally:
+        sys.stdout.flush()
+        if handle:
+            handle.close()
 
 
 def raise_interrupt(signum: int, frame: object) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from nightly.bisect import GOOD, judge
+from nightly.bisect_run import GOOD, judge
 from reports import markdown
 from reports.results import Results, ResultsError, load
 from reports.text import verdict_tally, why

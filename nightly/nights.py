@@ -10,7 +10,8 @@ from __future__ import annotations
 import datetime
 import json
 import re
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -115,3 +116,63 @@ def previous(root: Path, name: str, *, kernel: str | None, backend: str | None,
             continue
         return Baseline(folder, run, tuple(skipped))
     return Baseline(None, None, tuple(skipped))
+
+
+@dataclass
+class Step:
+    """What one step did, for nightly.json and the closing lines."""
+
+    name: str
+    status: str  # ran, skipped, failed, passed, regressed, not judged
+    detail: str = ""
+    exit: int | None = None
+    command: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "detail": self.detail, "exit": self.exit, "command": self.command}
+
+
+@dataclass
+class Night:
+    """One night's folder and what happened in it."""
+
+    root: Path
+    name: str
+    folder: Path
+    device: str | None
+    kernel: str
+    kernel_paths: list[str] = field(default_factory=list)  # where bench and mutate import --kernel from too
+    workers: int | None = None
+    cards: int | None = None
+    selection: dict[str, Any] = field(default_factory=dict)
+    shard: dict[str, int] | None = None
+    steps: dict[str, Step] = field(default_factory=dict)
+    baseline: Baseline | None = None
+    started: float = field(default_factory=time.time)
+    run_id: str | None = None  # the suite's --nan-run-id: only a results.json carrying it is judged
+
+    def add(self, step: Step) -> Step:
+        self.steps[step.name] = step
+        print(f"nightly: {step.name}: {step.status}" + (f" ({step.detail})" if step.detail else ""), flush=True)
+        return step
+
+    def write(self, exit_code: int | None, verdict: str) -> None:
+        doc = {
+            "schema": NIGHTLY_SCHEMA,
+            "night": self.name,
+            "device": self.device,
+            "kernel": self.kernel,
+            "workers": self.workers,
+            "cards": self.cards,
+            "selection": self.selection,
+            "shard": self.shard,
+            "run_id": self.run_id,
+            "baseline": self.baseline.folder.name if self.baseline and self.baseline.folder else None,
+            "passed_over": [{"night": n, "why": w} for n, w in (self.baseline.passed_over if self.baseline else ())],
+            "steps": {k: s.as_dict() for k, s in self.steps.items()},
+            "exit": exit_code,
+            "verdict": verdict,
+            "seconds": round(time.time() - self.started, 1),
+        }
+        self.folder.mkdir(parents=True, exist_ok=True)
+        (self.folder / "nightly.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")

@@ -179,6 +179,23 @@ def plot(history: Sequence[NightData], series: dict[str, dict[str, dict[str, flo
 
 def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
          series: dict[str, dict[str, dict[str, float]]], png: str, good: str = "") -> str:
+    """trend.html: the nights, the changes between consecutive nights, the benchmark ratios."""
+    table, sections, bench = _nights_table(history, found), _change_sections(found), _bench_table(history, series)
+    return (
+        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>NaN-count nightly trend</title><style>'
+        "body{font-family:Helvetica,Arial,sans-serif;font-size:13px;color:#111;margin:16px}"
+        "table{border-collapse:collapse;margin:6px 0 14px}td,th{border:1px solid #aaa;padding:2px 6px;font-size:12px}"
+        ".nan-commit-changed{background:#fff3c4}</style></head><body>\n"
+        f"<h1>NaN-count nightly trend</h1><p>{len(history)} night(s) under <code>{esc(root)}</code>, oldest first</p>\n"
+        f'<p><img src="{esc(png)}" alt="verdicts per night and benchmark ratios"></p>\n'
+        f"<h2>Nights</h2>\n{table}\n{good}\n<h2>Changes between consecutive nights</h2>\n"
+        f"{''.join(sections) or '<p>one night only</p>'}\n"
+        f"{bench}\n</body></html>\n"
+    )
+
+
+def _nights_table(history: Sequence[NightData], found: Sequence[Change]) -> str:
+    """One row per night: its commit (marked where it changed), how its run ended, its verdicts and changes."""
     verdict_names = [v for v in VERDICT_COLOURS if any(n.verdicts.get(v) for n in history)]
     head = "".join(f"<th>{esc(v.replace('_', ' '))}</th>" for v in verdict_names)
     by_after = {c.after.name: c for c in found}
@@ -203,6 +220,11 @@ def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
     table = (f'<table id="nan-nights"><thead><tr><th>night</th><th>kernel commit</th><th>run</th>{head}'
              "<th>failing</th><th>newly failing</th><th>newly fixed</th><th>nightly verdict</th></tr></thead>"
              f"<tbody>{''.join(rows)}</tbody></table>")
+    return table
+
+
+def _change_sections(found: Sequence[Change]) -> list[str]:
+    """One section per change between consecutive nights: the tests newly failing and newly fixed."""
     sections = []
     for ch in found:
         commit = (f"kernel commit changed: <code>{esc(short(ch.before.commit))}</code> &rarr; "
@@ -218,6 +240,11 @@ def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
             f"<h3>{esc(ch.before.name)} &rarr; {esc(ch.after.name)}{esc(partial)}</h3><p>{commit}</p>"
             f'<p>newly failing: {len(ch.newly_failing)}</p><ul class="nan-newly-failing">{failing}</ul>'
             f'<p>newly fixed: {len(ch.newly_fixed)}</p><ul class="nan-newly-fixed">{fixed}</ul></section>')
+    return sections
+
+
+def _bench_table(history: Sequence[NightData], series: dict[str, dict[str, dict[str, float]]]) -> str:
+    """The benchmark ratios per shape and night; empty without benchmark results."""
     bench = ""
     if series:
         names = [n.name for n in history]
@@ -231,17 +258,7 @@ def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
                  "time) / speed-up over the anchor kernel; nights without bench.json, or with interpreter timings, "
                  'are left out</p><table id="nan-bench-trend"><thead><tr><th>shape</th>'
                  + "".join(f"<th>{esc(n)}</th>" for n in shown) + f"</tr></thead><tbody>{brows}</tbody></table>")
-    return (
-        '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>NaN-count nightly trend</title><style>'
-        "body{font-family:Helvetica,Arial,sans-serif;font-size:13px;color:#111;margin:16px}"
-        "table{border-collapse:collapse;margin:6px 0 14px}td,th{border:1px solid #aaa;padding:2px 6px;font-size:12px}"
-        ".nan-commit-changed{background:#fff3c4}</style></head><body>\n"
-        f"<h1>NaN-count nightly trend</h1><p>{len(history)} night(s) under <code>{esc(root)}</code>, oldest first</p>\n"
-        f'<p><img src="{esc(png)}" alt="verdicts per night and benchmark ratios"></p>\n'
-        f"<h2>Nights</h2>\n{table}\n{good}\n<h2>Changes between consecutive nights</h2>\n"
-        f"{''.join(sections) or '<p>one night only</p>'}\n"
-        f"{bench}\n</body></html>\n"
-    )
+    return bench
 
 
 def build(root: Path, out: Path, last: int = DEFAULT_LAST) -> Path:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from nightly import bisect
+from nightly import bisect, bisect_run
 from reports.results import SCHEMA
 from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT, clean_env
@@ -70,8 +70,8 @@ def test_a_step_is_good_bad_or_skip_from_the_exit_status_and_results_json(
     path = tmp_path / "results.json"
     if doc is not None:
         path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
-    verdict = bisect.judge(exitstatus, path, "r1", selection)
-    assert (verdict.code, verdict.word) == (code, bisect.WORDS[code]), verdict
+    verdict = bisect_run.judge(exitstatus, path, "r1", selection)
+    assert (verdict.code, verdict.word) == (code, bisect_run.WORDS[code]), verdict
     assert words in verdict.why
     assert verdict.failing == (tuple(n for n, o in doc_outcomes(doc).items() if o in ("failed", "error"))
                                if code == bisect.BAD else ())
@@ -84,9 +84,9 @@ def test_a_run_of_a_kernel_imported_from_outside_the_checkout_is_skipped(tmp_pat
     for where, code in ((tmp_path / "site-packages" / "k.py", bisect.SKIP), (checkout / "src" / "k.py", bisect.BAD)):
         doc["environment"] = {"Kernel file": str(where)}
         (tmp_path / "results.json").write_text(json.dumps(doc))
-        verdict = bisect.judge(1, tmp_path / "results.json", "r1", [A], checkout)
+        verdict = bisect_run.judge(1, tmp_path / "results.json", "r1", [A], checkout)
         assert verdict.code == code, verdict
-    assert "imported the kernel from" in bisect.judge(1, tmp_path / "results.json", "r1", [A], tmp_path / "x").why
+    assert "imported the kernel from" in bisect_run.judge(1, tmp_path / "results.json", "r1", [A], tmp_path / "x").why
 
 
 def doc_outcomes(doc: Any) -> dict[str, str]:
@@ -303,10 +303,10 @@ def test_the_step_selects_the_failing_node_ids_of_the_suite(tmp_path: Path) -> N
     """The step's pytest command is nan-harness's, less the suite folder, plus the selected tests' paths."""
     from harness import cli
 
-    state = bisect.State(worktree=str(tmp_path), kernel_path=str(tmp_path / "pkg"), device="cpu", kernel="k.m",
+    state = bisect_run.State(worktree=str(tmp_path), kernel_path=str(tmp_path / "pkg"), device="cpu", kernel="k.m",
                          extra=["-m", "nan_special"], out=str(tmp_path))
-    whole = bisect.suite_command(state, tmp_path, "r1", None)
-    chosen = bisect.suite_command(state, tmp_path, "r1", [A, B])
+    whole = bisect_run.suite_command(state, tmp_path, "r1", None)
+    chosen = bisect_run.suite_command(state, tmp_path, "r1", [A, B])
     suite = cli.suite()
     assert whole[-1] == str(suite) and str(suite) not in chosen
     assert chosen[-2:] == [str(suite.parents[1] / A), str(suite.parents[1] / B)]

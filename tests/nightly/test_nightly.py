@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nightly import cli, nights
+from nightly import cli, nights, steps
 from reports import markdown
 from reports.results import SCHEMA
 from tests.support.limits import hang_limit
@@ -69,7 +69,7 @@ class FakeRunner:
             return self.bench_compare_code
         if module == "mutate":
             return 0  # its command is what the tests read
-        return cli.run_streaming(argv, log)  # reports.compare, for real
+        return steps.run_streaming(argv, log)  # reports.compare, for real
 
     def find(self, module: str) -> list[str]:
         return next(c for c in self.commands if c[2] == module)
@@ -271,7 +271,7 @@ def test_committed_durations_file_is_pytest_splits(tmp_path: Path) -> None:
 def test_bench_commands_parse_with_the_bench_package() -> None:
     from bench.cli import parse
 
-    args = parse(cli.bench_command("cuda", Path("/n"), "kernel")[3:])
+    args = parse(steps.bench_command("cuda", Path("/n"), "kernel")[3:])
     assert args.quick and args.out == "/n/bench.json" and args.device == "cuda" and args.kernel == "kernel"
 
 
