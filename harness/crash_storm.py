@@ -31,6 +31,14 @@ THRESHOLD = Numeric("--nan-crash-storm", 3, 0, 100_000, "N",
                     "and dtype, no other test of that dtype through that path (or naming none) runs either. 0: every "
                     "test runs in a worker however many crash. Default: 3")
 WORKER_INPUT = "nan_crash_storms"  # the path of the run's StormFile, handed to each worker xdist starts
+CRASHES_ALLOWED = 64  # crashed workers a run survives unless --max-worker-restart says otherwise
+
+
+def crash_budget(workers: object) -> int:
+    """Workers a run may lose before it stops: xdist's own default (4 per worker) stopped a plain run after its
+    5th crashing case, so a kernel whose bug crashes six cases (32-bit offsets: 3 dtypes x 2 paths) never got a
+    complete run; each crash costs one worker start-up, so the budget stays bounded."""
+    return max(CRASHES_ALLOWED, 4 * workers) if isinstance(workers, int) else CRASHES_ALLOWED
 
 
 def dtype_name(value: object) -> str:

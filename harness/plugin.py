@@ -1,4 +1,5 @@
-"""The pytest plugin: --device, --kernel and families; backend setup before kernels import; the shared fixtures.
+"""The pytest plugin: --device, --kernel and families; backend setup before kernels import (the shared fixtures:
+harness.fixtures, registered with it).
 
 It acts only in a run that asked for the harness (harness.activation): installed, it loads in every pytest."""
 from __future__ import annotations
@@ -8,26 +9,25 @@ import os
 import sys
 from collections.abc import Generator, Sequence
 from pathlib import Path
-from typing import NoReturn, Protocol
+from typing import NoReturn
 
 import pytest
 import torch
 
 from cases import registry
 from cases.family import Context, Family
-from harness import activation, backends, children, environment_failures, guard, options, probe, rootdir, skips
-from harness.backends import Backend
-from harness.compare import assert_check
-from harness.judge import PathNotRun, judge_counts, judge_path, suite_context
-from harness.target import PATHS, KernelLoadError, KernelUnderTest, load
-from harness.environment import interpreter_entry
-from harness.kernel_setup import SetupError, SetupSpec, parse_specs, run_setups
-from verdict.record import (
-    CHECK_PROPERTY, PARAMS_PROPERTY, CaseParams, Check,
+from harness import (
+    activation, backends, children, crash_storm, environment_failures, guard, options, probe, rootdir, skips,
 )
+from harness.backends import Backend
+from harness.environment import interpreter_entry
+from harness.judge import suite_context
+from harness.kernel_setup import SetupError, SetupSpec, parse_specs, run_setups
 from harness.run import RUN_INFO_KEY, RunInfo
+from harness.target import PATHS, KernelLoadError, KernelUnderTest, load
+from verdict.record import PARAMS_PROPERTY
 
-pytest_plugins = ["harness.isolation"]
+pytest_plugins = ["harness.isolation", "harness.fixtures"]
 
 BACKEND_KEY = pytest.StashKey[Backend]()
 TARGET_KEY = pytest.StashKey[KernelUnderTest]()  # workers only
@@ -125,18 +125,8 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
         if config.option.numprocesses in (None, 0, "0"):
             config.option.numprocesses = 1
         if getattr(config.option, "maxworkerrestart", None) is None:
-            config.option.maxworkerrestart = str(crash_budget(config.option.numprocesses))
+            config.option.maxworkerrestart = str(crash_storm.crash_budget(config.option.numprocesses))
     return (yield)
-
-
-CRASHES_ALLOWED = 64  # crashed workers a run survives unless --max-worker-restart says otherwise
-
-
-def crash_budget(workers: object) -> int:
-    """Workers a run may lose before it stops: xdist's own default (4 per worker) stopped a plain run after its
-    5th crashing case, so a kernel whose bug crashes six cases (32-bit offsets: 3 dtypes x 2 paths) never got a
-    complete run; each crash costs one worker start-up, so the budget stays bounded."""
-    return max(CRASHES_ALLOWED, 4 * workers) if isinstance(workers, int) else CRASHES_ALLOWED
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -260,21 +250,11 @@ def _describe_run(config: pytest.Config, backend: Backend, families: tuple[Famil
 
 def _check_interpreter() -> None:
     """Stop with advice when the installed Triton's interpreter cannot run a loop kernel (numpy mismatch)."""
-    import warnings
+    from harness.preflight import unusable_interpreter  # imports triton: only once backend.prepare() has run
 
-    from harness.preflight import interpreter_problem
-
-    with warnings.catch_warnings():  # triton-ascend's interpreter warns on every loop bound under numpy 1.25+
-        warnings.simplefilter("ignore", DeprecationWarning)
-        problem = interpreter_problem()
+    problem = unusable_interpreter()
     if problem is not None:
-        import numpy
-
-        raise pytest.UsageError(
-            f"--device cpu: the Triton interpreter of {backends.triton_flavour()} fails a smoke kernel with "
-            f"numpy {numpy.__version__}: {problem}. triton-ascend 3.2.0 needs numpy<2, older upstream Triton "
-            "numpy<2.5 (use tox -e cpu / tox -e ascend-cpu, which pin them)"
-        )
+        raise pytest.UsageError(problem)
 
 
 def context(config: pytest.Config) -> Context:
@@ -345,94 +325,6 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         f"nan-harness: kernel module {found.module_name} ({found.file}), NaN predicate {found.predicate_source}",
         f"nan-harness: families {', '.join(f.name for f in config.stash[FAMILIES_KEY])}",
         "nan-harness: the kernel runs in this process (--nan-in-process: its caller isolates it)"
-        if activation.in_process(config) else "nan-harness: the kernel runs in xdist workers only (a plain run gets one)",
+        if activation.in_process(config)
+        else "nan-harness: the kernel runs in xdist workers only (a plain run gets one)",
     ]
-
-
-@pytest.fixture(scope="session")
-def backend(pytestconfig: pytest.Config) -> Backend:
-    """The resolved backend's description."""
-    return pytestconfig.stash[BACKEND_KEY]
-
-
-@pytest.fixture(scope="session")
-def device(backend: Backend) -> str:
-    """The resolved backend's torch device type: cpu, cuda or npu."""
-    return backend.torch_type
-
-
-@pytest.fixture(scope="session")
-def target(pytestconfig: pytest.Config) -> KernelUnderTest:
-    """The kernel package under test."""
-    return pytestconfig.stash[TARGET_KEY]
-
-
-class CheckCounts(Protocol):
-    """The `check_counts` fixture's call: compare counts with the reference, record the check, fail on a mismatch."""
-
-    def __call__(self, got: object, expected: torch.Tensor, params: CaseParams, path: str = "wrapper",
-                 row_labels: Sequence[str] | None = None, side_effects: Sequence[str] = (), logits: object = None,
-                 synchronize: bool = True) -> Check: ...
-
-
-class LaunchAndCheck(Protocol):
-    """The `launch` fixture's call: run one path of the kernel under test on an input, then check its counts."""
-
-    def __call__(self, path: str, logits: torch.Tensor, expected: torch.Tensor, params: CaseParams,
-                 row_labels: Sequence[str] | None = None) -> Check: ...
-
-
-@pytest.fixture
-def check_counts(request: pytest.FixtureRequest, backend: Backend) -> CheckCounts:
-    """Compare got with expected bit-exactly, record the check on the test, fail with a per-row message.
-
-    The result must live on the input's device (`logits`, when given; else the backend's). `synchronize=False`
-    reads it as a caller on the current stream would, with no device-wide synchronize first."""
-
-    def _check_counts(
-        got: object,
-        expected: torch.Tensor,
-        params: CaseParams,
-        path: str = "wrapper",
-        row_labels: Sequence[str] | None = None,
-        side_effects: Sequence[str] = (),
-        logits: object = None,
-        synchronize: bool = True,
-    ) -> Check:
-        __tracebackhide__ = True
-        result = judge_counts(backend, got, expected, params, path, row_labels, side_effects, logits, synchronize)
-        record(request, result)
-        assert_check(result)
-        return result
-
-    return _check_counts
-
-
-def record(request: pytest.FixtureRequest, result: Check) -> None:
-    """Attach one check to the running test (it travels to the controller with the test's reports)."""
-    request.node.user_properties.append((CHECK_PROPERTY, result.to_json()))
-
-
-@pytest.fixture
-def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Backend) -> LaunchAndCheck:
-    """Run one path on an in-domain input and check it: a raise is a refusal (or a device fault), both fail."""
-
-    def _launch(
-        path: str,
-        logits: torch.Tensor,
-        expected: torch.Tensor,
-        params: CaseParams,
-        row_labels: Sequence[str] | None = None,
-    ) -> Check:
-        __tracebackhide__ = True
-        try:
-            judged = judge_path(target, backend, path, logits, expected, params, row_labels)
-        except PathNotRun as exc:
-            skips.skip(request.node, skips.direct_path(str(exc)))
-        record(request, judged.check)
-        if judged.raised is not None:
-            raise judged.raised
-        assert_check(judged.check)
-        return judged.check
-
-    return _launch

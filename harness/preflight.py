@@ -9,14 +9,17 @@ compare bf16 values as their raw uint16 bits, so bf16 `x != x` is never true for
 """
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from functools import cache
 
+import numpy
 import torch
 import triton
 import triton.language as tl
 
 from cases.formats import BF16, FP16, FP32, FloatFormat, from_bits
+from harness.backends import triton_flavour
 from verdict.interpreter import Defect, to_text
 
 
@@ -110,3 +113,16 @@ def describe_defects() -> str:
         return to_text(interpreter_defects())
     except Exception as exc:  # noqa: BLE001 - another interpreter may not run the probe; the cases still judge
         return f"not measured ({_error(exc)})"
+
+
+def unusable_interpreter() -> str | None:
+    """Why the installed Triton's interpreter cannot run this suite (it fails a loop kernel: a numpy mismatch),
+    with what to do; None when it runs."""
+    with warnings.catch_warnings():  # triton-ascend's interpreter warns on every loop bound under numpy 1.25+
+        warnings.simplefilter("ignore", DeprecationWarning)
+        problem = interpreter_problem()
+    if problem is None:
+        return None
+    return (f"--device cpu: the Triton interpreter of {triton_flavour()} fails a smoke kernel with "
+            f"numpy {numpy.__version__}: {problem}. triton-ascend 3.2.0 needs numpy<2, older upstream Triton "
+            "numpy<2.5 (use tox -e cpu / tox -e ascend-cpu, which pin them)")

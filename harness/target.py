@@ -13,7 +13,7 @@ from cases.anchor import ANCHOR_BLOCK_SIZE
 from harness import guard
 from harness.prepoison import call_prepoisoned
 from verdict.record import Unwritten
-from verdict.record import INPUT_MODIFIED, PADDING_MODIFIED, STRAY_WRITE, Problem
+from verdict.problem import INPUT_MODIFIED, PADDING_MODIFIED, STRAY_WRITE, Problem
 
 ANCHOR_SIGNATURE: tuple[str, ...] = ("logits_ptr", "logits_stride", "num_nans_ptr", "vocab_size", "BLOCK_SIZE")
 POISON = -0x5A5A5A5B  # 0xA5A5A5A5 as int32: never a count, so an unwritten row stands out

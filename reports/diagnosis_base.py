@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
-from verdict.record import Check, TestRecord, kind_of
+from verdict.problem import kind_of
+from verdict.record import Check, TestRecord
 
 INTERPRETER = "interpreter"  # a defect of the Triton interpreter the preflight measured: not the kernel's
 CATEGORIES: tuple[str, ...] = (INTERPRETER, "launch", "predicate", "traversal", "offsets", "accumulation", "output",

@@ -10,8 +10,8 @@ from reports.diagnosis_base import (INTERPRETER, Diagnosis, Rule, example, faili
                                     passing_checks, vocab, wrong_checks)
 from reports.diagnosis_counts import big_offsets
 from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS, from_text
-from verdict.record import (COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, REFUSED, SHARED_OUTPUT, STRAY_WRITE,
-                            Check, TestRecord, kind_of)
+from verdict.problem import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, SHARED_OUTPUT, STRAY_WRITE, kind_of
+from verdict.record import REFUSED, Check, TestRecord
 
 
 # -- judged against a control: the same kernel passes with the order or the capture taken away -------------------

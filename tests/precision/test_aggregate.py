@@ -7,10 +7,11 @@ import torch
 
 from cases.aggregate import AGGREGATE_CASES, AggregateCase, build_aggregate
 from harness import skips
-from harness.plugin import CheckCounts
+from harness.fixtures import CheckCounts
 from harness.target import KernelUnderTest
 from reference.aggregate import aggregate_reference
-from verdict.record import INPUT_MODIFIED, CaseParams, Problem
+from verdict.problem import INPUT_MODIFIED, Problem
+from verdict.record import CaseParams
 
 pytestmark = pytest.mark.nan_aggregate
 

@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 import torch
 
-from harness.plugin import CheckCounts
+from harness.fixtures import CheckCounts
 from harness.target import KernelUnderTest
 from reference import expected_counts
-from verdict.record import SHARED_OUTPUT, Problem
+from verdict.problem import SHARED_OUTPUT, Problem
 from .test_wrapper_contract import nan_rows, params
 
 pytestmark = pytest.mark.nan_contract

@@ -19,7 +19,7 @@ import torch
 from harness import skips, streams
 from harness.backends import Backend
 from harness.compare import exception_text, refusal
-from harness.plugin import CheckCounts, record
+from harness.fixtures import CheckCounts, record
 from harness.target import KernelUnderTest
 from reference import expected_counts
 from .test_wrapper_contract import nan_rows

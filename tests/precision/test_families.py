@@ -6,7 +6,7 @@ import pytest
 from cases.family import Built
 from cases.registry import FamilyCase
 from harness import backends, skips
-from harness.plugin import LaunchAndCheck
+from harness.fixtures import LaunchAndCheck
 
 _LAST_BUILT: dict[tuple[str, str], Built] = {}  # the case just built: its other path usually runs next, here
 

@@ -17,7 +17,7 @@ from cases.families.generated import GenCase, build
 from harness import skips
 from harness.backends import Backend
 from harness.compare import compare_counts, describe_input, failed_launch, layout_of, message
-from harness.plugin import record
+from harness.fixtures import record
 from harness.target import PATHS, KernelUnderTest, run_path
 from verdict.record import PASS, CaseParams, Check
 

@@ -6,7 +6,7 @@ import pytest
 
 from cases import batches
 from harness import skips
-from harness.plugin import LaunchAndCheck
+from harness.fixtures import LaunchAndCheck
 
 LARGE_BATCHES = "--nan-large-batches"
 

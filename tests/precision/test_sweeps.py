@@ -8,7 +8,7 @@ import torch
 
 from cases.formats import FP32, hex_bits
 from harness import skips
-from harness.plugin import CheckCounts
+from harness.fixtures import CheckCounts
 from harness.target import PATHS, KernelUnderTest, run_path
 from reference import bits_reference
 from verdict.record import CaseParams

@@ -16,10 +16,11 @@ from cases.ieee import canonical_nan
 from cases.random_bits import generator, randn, random_nan_bits
 from harness import skips
 from harness.compare import assert_check, refusal
-from harness.plugin import CheckCounts, LaunchAndCheck, record
+from harness.fixtures import CheckCounts, LaunchAndCheck, record
 from harness.target import GUARD, PATHS, POISON, KernelUnderTest, bits_snapshot, run_direct
 from reference import expected_counts
-from verdict.record import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, CaseParams, Problem
+from verdict.problem import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, Problem
+from verdict.record import CaseParams
 
 pytestmark = pytest.mark.nan_contract
 

@@ -12,7 +12,7 @@ import torch
 
 from cases.formats import fmt_of, from_bits, hex_bits
 from cases.ieee import CLASS_BY_NAME, value_class
-from harness.plugin import CheckCounts
+from harness.fixtures import CheckCounts
 from harness.target import KernelUnderTest
 from reference import expected_counts
 from verdict.record import CaseParams

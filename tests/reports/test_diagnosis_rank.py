@@ -14,7 +14,8 @@ from reports import diagnosis as dg
 from reports.diagnosis import POISON, Diagnosis, diagnose
 from tests.reports.test_diagnosis import _row, case
 from tests.reports.test_diagnosis_blocks import dropped, right, run, summary_md
-from verdict.record import STRAY_WRITE, Problem, TestRecord, Unwritten
+from verdict.problem import STRAY_WRITE, Problem
+from verdict.record import TestRecord, Unwritten
 
 pytestmark = pytest.mark.nan_reports
 SEMANTICS = "tests/precision/test_execution_semantics.py"

@@ -21,8 +21,8 @@ from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT
 from cases.formats import fmt_of
 from cases.ieee import CLASS_BY_NAME, value_class
-from verdict.record import (MALFORMED, OTHER, STRAY_WRITE, CaseParams, Check, Problem, TestRecord, WrongRow,
-                            kind_of)
+from verdict.problem import MALFORMED, OTHER, STRAY_WRITE, Problem, kind_of
+from verdict.record import CaseParams, Check, TestRecord, WrongRow
 
 pytestmark = pytest.mark.nan_reports
 
