@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 DEVICES = ("auto", "cpu", "cuda", "npu")
 EXIT_USAGE = 2  # argparse's own
@@ -94,6 +95,31 @@ def _cells(values: dict[str, float | None]) -> str:
     return " ".join("      -" if values.get(n) is None else f"{values[n]:7.1f}" for n in ("kernel", "anchor", "torch"))
 
 
+def _method(device: str, reps: Any, quick: bool) -> dict[str, object]:
+    """How each number of bench.json was taken, in words, for the report."""
+    return {
+        "timer": {"cuda": f"CUDA events around each call, median of {reps.timed}; before each call the "
+                          "L2 is flushed (256 MB zeroed, as in triton.testing.do_bench) and the stream held "
+                          "by torch.cuda._sleep so host launch cost stays out of device time",
+                  "npu": f"torch.npu.Event per call after an L2 flush, median of {reps.timed}",
+                  "cpu": f"time.perf_counter around the interpreter, median of {reps.timed}"}[device],
+        "quick": quick,
+        "repetitions": dataclasses.asdict(reps),
+        "roofline": "faster of torch x.view(int).amax(-1) and a Triton streaming read of the same bytes",
+        "launch_floor": "empty Triton kernel, grid (1,)",
+        "host_us": f"host time per call over {reps.host_calls} back-to-back calls (launch cost), not device time",
+        "eager_us": f"per call of {reps.calls} back-to-back calls then one synchronize, median of {reps.rounds} "
+                    "rounds taken in turn with the other contenders: "
+                    "what an eager caller such as vLLM's sampler pays (host launch cost or device time, "
+                    "whichever is longer); launch_floor: the same for an empty Triton launch",
+        "graph_us": f"per replay of one call captured in a CUDA graph (NPUGraph on NPU), back to back, median of "
+                    f"{reps.rounds} rounds taken in turn with the other contenders; null "
+                    "where the contender cannot be captured (graph_why says why)",
+        "ideal_us": "launch_floor_us + bytes / peak read roofline GB/s of this run",
+        "reference": "torch.isnan(x).sum(-1) as int32, exact equality, every counting contender, every shape",
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     try:
@@ -103,9 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         return stop.code
     from bench import SCHEMA, plot, report, shapes
     from bench.env import environment
-    from bench.measure import (
-        Setup, VerificationError, eager_floor, gbps, summarize, time_floor, time_shape, verify,
-    )
+    from bench.measure import Setup, VerificationError, time_all, verify
     from bench.targets import check_targets
     from bench.timers import repetitions
     from kernel.launch import tuning_for
@@ -126,15 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return 1
     print(f"verified {len(picked)} shapes x 3 counting contenders against torch.isnan(x).sum(-1)", flush=True)
-    floor_before = time_floor(setup)
-    timed = []
-    for shape in picked:
-        timed.append((shape, time_shape(setup, shape)))
-        print(f"timed {shape.key}", flush=True)
-    floor_us = min(floor_before, time_floor(setup))
-    floor_eager = eager_floor(setup)
-    peak = max(gbps(s.bytes, t["us"]["roofline"]) for s, t in timed)
-    rows = [summarize(s, t, floor_us, peak, floor_eager) for s, t in timed]
+    rows, floor_us, floor_eager, peak = time_all(setup, picked)
     out = Path(args.out)
     plot_path = out.with_suffix(".png") if args.plot is None else (Path(args.plot) if args.plot else None)
     payload: dict[str, object] = {
@@ -144,27 +160,7 @@ def main(argv: list[str] | None = None) -> int:
                  "the timings mean nothing"),
         "command": " ".join(["python -m bench", *(argv if argv is not None else sys.argv[1:])]),
         "environment": environment(device, args.kernel, str(getattr(module, "__file__", "?")), cores),
-        "method": {
-            "timer": {"cuda": f"CUDA events around each call, median of {reps.timed}; before each call the "
-                              "L2 is flushed (256 MB zeroed, as in triton.testing.do_bench) and the stream held "
-                              "by torch.cuda._sleep so host launch cost stays out of device time",
-                      "npu": f"torch.npu.Event per call after an L2 flush, median of {reps.timed}",
-                      "cpu": f"time.perf_counter around the interpreter, median of {reps.timed}"}[device],
-            "quick": args.quick,
-            "repetitions": dataclasses.asdict(reps),
-            "roofline": "faster of torch x.view(int).amax(-1) and a Triton streaming read of the same bytes",
-            "launch_floor": "empty Triton kernel, grid (1,)",
-            "host_us": f"host time per call over {reps.host_calls} back-to-back calls (launch cost), not device time",
-            "eager_us": f"per call of {reps.calls} back-to-back calls then one synchronize, median of {reps.rounds} "
-                        "rounds taken in turn with the other contenders: "
-                        "what an eager caller such as vLLM's sampler pays (host launch cost or device time, "
-                        "whichever is longer); launch_floor: the same for an empty Triton launch",
-            "graph_us": f"per replay of one call captured in a CUDA graph (NPUGraph on NPU), back to back, median of "
-                        f"{reps.rounds} rounds taken in turn with the other contenders; null "
-                        "where the contender cannot be captured (graph_why says why)",
-            "ideal_us": "launch_floor_us + bytes / peak read roofline GB/s of this run",
-            "reference": "torch.isnan(x).sum(-1) as int32, exact equality, every counting contender, every shape",
-        },
+        "method": _method(device, reps, args.quick),
         "launch_floor_us": floor_us,
         "launch_floor_eager_us": floor_eager,
         "peak_read_gbps": peak,
@@ -177,8 +173,14 @@ def main(argv: list[str] | None = None) -> int:
         payload["plot"] = os.path.relpath(plot_path, out.parent)
     report.write(out, payload)
     print(table(rows, floor_us, meaningful))
-    for t in payload["targets"]:  # type: ignore[union-attr]
-        worst = "-" if t["worst"] is None else f"{t['worst']:.2f}"
-        print(f"{'MET ' if t['met'] else 'MISS'} {t['target']} (worst {worst}; missed: {', '.join(t['missed']) or '-'})")
+    print_targets(payload["targets"])  # type: ignore[arg-type]
     print(f"wrote {out}" + (f" and {plot_path}" if payload["plot"] else ""))
     return 0
+
+
+def print_targets(targets: list[dict[str, Any]]) -> None:
+    """One line per speed target: met or missed, the worst ratio and the shapes that missed."""
+    for t in targets:
+        worst = "-" if t["worst"] is None else f"{t['worst']:.2f}"
+        print(f"{'MET ' if t['met'] else 'MISS'} {t['target']} "
+              f"(worst {worst}; missed: {', '.join(t['missed']) or '-'})")

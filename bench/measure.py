@@ -137,3 +137,17 @@ def summarize(shape: Shape, timed: dict[str, object], floor_us: float, peak_gbps
             "graph_vs_torch": _ratio(graph.get("torch"), graph.get("kernel")),
         },
     }
+
+
+def time_all(setup: Setup, shapes: list[Shape]) -> tuple[list[dict[str, object]], float, float, float]:
+    """Every shape timed between two launch-floor timings (the lower one counts): (rows, launch floor us, eager
+    launch floor us, peak read GB/s of this run)."""
+    floor_before = time_floor(setup)
+    timed = []
+    for shape in shapes:
+        timed.append((shape, time_shape(setup, shape)))
+        print(f"timed {shape.key}", flush=True)
+    floor_us = min(floor_before, time_floor(setup))
+    floor_eager = eager_floor(setup)
+    peak = max(gbps(s.bytes, t["us"]["roofline"]) for s, t in timed)  # type: ignore[index]
+    return [summarize(s, t, floor_us, peak, floor_eager) for s, t in timed], floor_us, floor_eager, peak

@@ -7,8 +7,10 @@ import torch
 
 from harness.guard import KernelRaised
 from reference import sealed
-from verdict.record import (DEVICE_FAULT, MALFORMED, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check,
-                            InputLayout, Problem, Unwritten, WrongRow)
+from verdict.problem import MALFORMED, Problem
+from verdict.record import (
+    DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, InputLayout, Unwritten, WrongRow,
+)
 
 SHOWN_ROWS = 20
 # alignment is recorded up to 16 bytes (a 128-bit vector load): allocations are aligned at least that much, so the
@@ -89,19 +91,36 @@ def compare_counts(
     expected_total = sum(want)
     problems: list[str] = list(side_effects)
 
-    def malformed(text: str) -> None:
-        """A result that is not one int32 count per row, on the input's device: a problem of kind MALFORMED."""
-        problems.append(Problem(MALFORMED, text))
-
     def done(got_total: int | None, wrong: Sequence[WrongRow] = ()) -> Check:
         bad_counts = bool(wrong) or got_total != expected_total  # a total that differs is wrong, whatever the shape
         verdict = WRONG_COUNTS if bad_counts else (SIDE_EFFECT if problems else PASS)
         return Check(params, path, verdict, expected_total, got_total, tuple(problems), tuple(wrong), card,
                      input_desc, layout=layout, rows=len(want), unwritten=unwritten)
 
+    values = _read_counts(got, expected, device_type, problems)
+    if values is None:
+        return done(None)
+    wrong: list[WrongRow] = []
+    if len(values) == len(want):
+        for row, (g, w) in enumerate(zip(values, want)):
+            if g != w:
+                label = row_labels[row] if row_labels is not None and row < len(row_labels) else ""
+                wrong.append(WrongRow(row, w, g, label))
+    elif not problems:
+        problems.append(Problem(MALFORMED, f"{len(values)} counts for {len(want)} rows"))
+    return done(sum(values), wrong)
+
+
+def _read_counts(got: object, expected: torch.Tensor, device_type: str, problems: list[str]) -> list[int] | None:
+    """The result's values as ints, each way its form is not one int32 count per row on the input's device noted
+    as a MALFORMED problem; None when they cannot be read as whole numbers."""
+
+    def malformed(text: str) -> None:
+        problems.append(Problem(MALFORMED, text))
+
     if not isinstance(got, torch.Tensor):
         malformed(f"result is {type(got).__name__}, not a tensor")
-        return done(None)
+        return None
     if type(got) is not torch.Tensor:
         malformed(f"result is a {type(got).__module__}.{type(got).__qualname__}, not a plain torch.Tensor "
                   "(judged by its data)")
@@ -116,25 +135,16 @@ def compare_counts(
         malformed(f"device {got_device}, expected {device_type}")
     if got_device == "meta" or dtype.is_complex:
         malformed("values are not readable integers" if got_device != "meta" else "values live on meta")
-        return done(None)
+        return None
     try:
         raw = sealed.host_array(got).reshape(-1)
     except Exception as exc:  # noqa: BLE001 - an exotic tensor must become a problem, not an exception
         malformed(f"values cannot be read: {type(exc).__name__}: {exc}")
-        return done(None)
+        return None
     if dtype.is_floating_point and not all(float(v).is_integer() for v in raw.tolist()):
         malformed("values are not whole numbers")
-        return done(None)
-    values = [int(v) for v in raw.tolist()]
-    wrong: list[WrongRow] = []
-    if len(values) == len(want):
-        for row, (g, w) in enumerate(zip(values, want)):
-            if g != w:
-                label = row_labels[row] if row_labels is not None and row < len(row_labels) else ""
-                wrong.append(WrongRow(row, w, g, label))
-    elif not problems:
-        malformed(f"{len(values)} counts for {len(want)} rows")
-    return done(sum(values), wrong)
+        return None
+    return [int(v) for v in raw.tolist()]
 
 
 def message(check: Check) -> str:
