@@ -15,7 +15,8 @@ import pytest
 from reports import not_run, summary
 from reports.collector import record_of_report
 from reports.markup import esc
-from reports.plugin import COLLECTOR_KEY, is_controller
+from reports.plugin import is_controller
+from reports.run_state import collector_of
 from reports.tables import CASE_COLUMNS, case_cells, environment_table, failure_details
 from verdict.record import TestRecord
 from harness.run import RUN_INFO_KEY, RunInfo
@@ -75,7 +76,7 @@ class PrecisionHtml:
 
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
                                     session: pytest.Session) -> None:
-        if COLLECTOR_KEY in self.config.stash:
+        if collector_of(self.config) is not None:
             prefix.append(render_summary(self.config, session))
             environment = take_environment(self.config, self.info.environment)
             prefix.append(HIDE_TOP_ENVIRONMENT + environment_table(environment))
@@ -87,12 +88,14 @@ def render_summary(config: pytest.Config, session: pytest.Session) -> str:
     from reports.plugin import capturable_entry, run_diagnosis, run_end
 
     info = config.stash[RUN_INFO_KEY]
-    records: list[TestRecord] = config.stash[COLLECTOR_KEY].results()
+    collector = collector_of(config)
+    assert collector is not None
+    records: list[TestRecord] = collector.results()
     end = run_end(session)
     return summary.render(records, info.families, kernel=info.kernel_module, backend=info.backend,
                           finished=end.finished, ended=end.how, not_run=not_run.of_run(info, records),
                           notes=[f"capturable in a device graph: {v}" for v in
-                                 capturable_entry(config.stash[COLLECTOR_KEY].capturable).values()],
+                                 capturable_entry(collector.capturable).values()],
                           diagnosis=render_diagnosis(run_diagnosis(session)) + bench_link(config))
 
 

@@ -14,13 +14,13 @@ import signal
 import sys
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from reports import environment_ending, flaky, markdown, not_run, placeholders, results
+from reports import environment_ending, flaky, markdown, not_run, placeholders, results, run_state
 from reports.collector import ResultCollector
+from reports.run_state import RunEnd
 from reports.text import run_verdict, verdict_tally
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
@@ -33,14 +33,6 @@ pytest_plugins = ["reports.reruns"]  # failed tests rerun before the run ends: f
 
 DEFAULT_JSON = "out/results.json"
 DEFAULT_MARKDOWN = "summary.md"  # beside results.json
-COLLECTOR_KEY = pytest.StashKey[ResultCollector]()
-STARTED_KEY = pytest.StashKey[str]()
-RUN_ID_KEY = pytest.StashKey[str]()
-RUN_END_KEY = pytest.StashKey["RunEnd"]()
-DIAGNOSIS_KEY = pytest.StashKey[list]()  # the run's one diagnosis (reports.diagnosis.Diagnosis items)
-ENDING_KEY = pytest.StashKey[str]()  # "configured" (unconfigure says how the run ended), "ended early" (it said)
-SIGTERM_KEY = pytest.StashKey[object]()  # the SIGTERM handler before this run, restored at unconfigure
-_INTERRUPTED: list[str] = []  # KeyboardInterrupts seen by this process (Ctrl-C, SIGTERM)
 EXIT_WORDS = {0: "passed", 1: "tests failed", 2: "interrupted", 3: "internal error", 4: "usage error",
               5: "no tests collected", ENVIRONMENT_EXIT: "environment"}
 
@@ -115,31 +107,28 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     if (not decide(early_config, parser, args) or os.environ.get("PYTEST_XDIST_WORKER") or namespace.help
             or namespace.version or namespace.collectonly):
         return
-    run_id = getattr(namespace, "nan_run_id", None) or uuid.uuid4().hex
-    early_config.stash[RUN_ID_KEY] = run_id
-    early_config.stash[STARTED_KEY] = _now()
-    placeholders.write(_report_paths(early_config, namespace), early_config.stash[STARTED_KEY], run_id)
+    state = run_state.start(early_config, getattr(namespace, "nan_run_id", None) or uuid.uuid4().hex, _now())
+    placeholders.write(_report_paths(early_config, namespace), state.started, state.run_id)
     early_config.add_cleanup(lambda: _write_early_ending(early_config, early_config.known_args_namespace, False))
-    _handle_sigterm(early_config)
+    _handle_sigterm(state)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Before anything else can fail: the reports say "not finished" (again, now that every option is known)."""
-    config.addinivalue_line("markers", "nan_reports: tests of the reports and gates (HTML, results.json, compare, waivers)")
+    config.addinivalue_line("markers",
+                            "nan_reports: tests of the reports and gates (HTML, results.json, compare, waivers)")
     if config.option.help or config.option.version or config.option.collectonly or not active(config):
         return
-    config.stash[ENDING_KEY] = "configured"  # unconfigure writes how the run ended
     if is_controller(config):
-        config.stash.setdefault(STARTED_KEY, _now())
-        run_id = config.getoption("--nan-run-id") or config.stash.get(RUN_ID_KEY, None) or uuid.uuid4().hex
-        config.stash[RUN_ID_KEY] = run_id
+        state = run_state.start(config, config.getoption("--nan-run-id") or uuid.uuid4().hex, _now())
+        state.ending = "configured"  # unconfigure writes how the run ended
         shard = shard_of(config)
-        problems = placeholders.write(_report_paths(config, config.option), config.stash[STARTED_KEY], run_id,
+        problems = placeholders.write(_report_paths(config, config.option), state.started, state.run_id,
                                       {"shard": shard} if shard else None)
         if problems:
             raise pytest.UsageError("cannot write the reports: " + "; ".join(problems))
-        _handle_sigterm(config)
+        _handle_sigterm(state)
     waivers = {}
     source = config.getoption("--nan-waivers")
     if source:
@@ -153,22 +142,15 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     timeout = config.getoption("timeout", None) if config.pluginmanager.hasplugin("timeout") else None
     collector = ResultCollector({k: w.as_dict() for k, w in waivers.items()}, float(timeout) if timeout else None)
-    config.stash[COLLECTOR_KEY] = collector
+    state.collector = collector
     config.pluginmanager.register(collector, "nan-results")
 
 
-def _handle_sigterm(config: pytest.Config) -> None:
+def _handle_sigterm(state: run_state.RunState) -> None:
     """SIGTERM ends the run like Ctrl-C from now on; the handler it replaces comes back at unconfigure."""
     previous = signal.signal(signal.SIGTERM, processes.raise_interrupt)  # the reports say it was interrupted
-    config.stash.setdefault(SIGTERM_KEY, previous)
-
-
-def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
-    """Remember the interrupt: a run stopped this way ends 'interrupted', whatever exit status follows (not the
-    harness's own stop for an environment failure, which pytest reports through this hook too)."""
-    if isinstance(excinfo.value, pytest.exit.Exception) and excinfo.value.returncode == ENVIRONMENT_EXIT:
-        return
-    _INTERRUPTED.append(str(excinfo.value) or "KeyboardInterrupt")
+    if not state.sigterm_saved:
+        state.sigterm_saved, state.previous_sigterm = True, previous
 
 
 def ended(exitstatus: int, ran: int, collected: int, interrupted: bool = False) -> tuple[bool, str]:
@@ -186,49 +168,44 @@ def ended(exitstatus: int, ran: int, collected: int, interrupted: bool = False) 
     return False, EXIT_WORDS.get(code, f"exit status {code}")
 
 
-@dataclass(frozen=True)
-class RunEnd:
-    """How the session ended, decided once and read by every writer (results.json, HTML, exit status)."""
-
-    finished: bool
-    how: str
-    exitstatus: int
-    ran: int
-
-
 def run_end(session: pytest.Session) -> RunEnd:
     """The session's ending, from pytest's exit status and the collected records (computed once per session)."""
-    config = session.config
-    if RUN_END_KEY not in config.stash:
-        collector = config.stash[COLLECTOR_KEY]
-        records = collector.results()
+    state = _controller_state(session.config)
+    if state.end is None:
+        records = state.collector.results()
         ran = sum(1 for r in records if r.outcome != "pending" and "::" in r.nodeid)
         exitstatus = int(getattr(session, "exitstatus", 0) or 0)
-        finished, how = ended(exitstatus, ran, collector.collected, interrupted=bool(_INTERRUPTED))
-        config.stash[RUN_END_KEY] = RunEnd(finished, how, _final_status(exitstatus, finished, records), ran)
-    return config.stash[RUN_END_KEY]
+        finished, how = ended(exitstatus, ran, state.collector.collected, interrupted=bool(state.interrupted))
+        state.end = RunEnd(finished, how, _final_status(exitstatus, finished, records), ran)
+    return state.end
 
 
 def run_diagnosis(session: pytest.Session) -> list[Any]:
     """The run's one diagnosis, computed once its ending is known: results.json, the HTML page, the Markdown and the
     terminal all show this value (partial when the run stopped early)."""
-    config = session.config
-    if DIAGNOSIS_KEY not in config.stash:
+    state = _controller_state(session.config)
+    if state.diagnosis is None:
         from reports.diagnosis import diagnose
 
         end = run_end(session)
-        collector = config.stash[COLLECTOR_KEY]
-        info = config.stash.get(RUN_INFO_KEY, None)
-        environment = {**(info.environment if info else {}), **capturable_entry(collector.capturable)}
-        config.stash[DIAGNOSIS_KEY] = diagnose(collector.results(), environment=environment,
-                                               partial=not end.finished)
-    return config.stash[DIAGNOSIS_KEY]
+        info = session.config.stash.get(RUN_INFO_KEY, None)
+        environment = {**(info.environment if info else {}), **capturable_entry(state.collector.capturable)}
+        state.diagnosis = diagnose(state.collector.results(), environment=environment, partial=not end.finished)
+    return state.diagnosis
+
+
+def _controller_state(config: pytest.Config) -> run_state.RunState:
+    """The state of a controller that collects results (the only caller of run_end and run_diagnosis)."""
+    state = run_state.state_of(config)
+    assert state is not None and state.collector is not None, "no results collected in this process"
+    return state
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
-    if not is_controller(config) or COLLECTOR_KEY not in config.stash or config.option.collectonly:
+    state = run_state.state_of(config)
+    if not is_controller(config) or state is None or state.collector is None or config.option.collectonly:
         return
     end = run_end(session)
     session.exitstatus = end.exitstatus
@@ -237,7 +214,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     path = paths["json"]
     if path is None and paths["markdown"] is None and not os.environ.get(markdown.STEP_SUMMARY_VAR):
         return
-    collector = config.stash[COLLECTOR_KEY]
+    collector = state.collector
     records = collector.results()
     finished, how, status, ran = end.finished, end.how, end.exitstatus, end.ran
     info = config.stash.get(RUN_INFO_KEY, None)
@@ -247,8 +224,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
              "kernel": info.kernel_module if info else None, "backend": info.backend if info else None,
              "coverage_gaps": list(info.coverage_gaps) if info else [],
              "not_run": [g.to_dict() for g in not_run.of_run(info, records)],
-             "started": config.stash.get(STARTED_KEY, None), "ran": ran,
-             "run_id": config.stash.get(RUN_ID_KEY, None)}
+             "started": state.started, "ran": ran, "run_id": state.run_id}
     shard = shard_of(config)
     if shard:
         extra["shard"] = shard
@@ -307,40 +283,42 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """After pytest's JUnit writer: an unfinished run's JUnit file gets an error saying so; a run that ended before
     its session ran tests (its environment, Ctrl-C or SIGTERM while configuring, a usage error) says so in every
     report."""
-    end = config.stash.get(RUN_END_KEY, None)
-    if end is None and FAILURE_KEY in config.stash and is_controller(config) and STARTED_KEY in config.stash:
-        _write_environment_ending(config)
-    elif end is None and is_controller(config) and STARTED_KEY in config.stash:
+    state = run_state.state_of(config)
+    end = state.end if state is not None else None
+    if end is None and FAILURE_KEY in config.stash and is_controller(config) and state is not None:
+        _write_environment_ending(config, state)
+    elif end is None and is_controller(config) and state is not None:
         _write_early_ending(config, config.option)
     junit = _report_paths(config, config.option)["junit"]
     if end is not None and not end.finished and junit is not None and junit.is_file():
         placeholders.mark_junit_unfinished(junit, end.how)
     if is_controller(config):
         _print_verdict(config)
-    previous = config.stash.get(SIGTERM_KEY, None)
-    if previous is not None:
-        signal.signal(signal.SIGTERM, previous)  # type: ignore[arg-type]
+    if state is not None and state.sigterm_saved and state.previous_sigterm is not None:
+        signal.signal(signal.SIGTERM, state.previous_sigterm)
+    run_state.finish(config)
 
 
 def _write_early_ending(config: pytest.Config, namespace: object, configured: bool = True) -> None:
     """A run that ended before its tests (placeholders.ended_early), once: pytest unconfigures a configured run, and
     cleans up one that never configured (an unknown option), while what stopped it is on its way out."""
-    if config.stash.get(ENDING_KEY, None) != ("configured" if configured else None):
+    state = run_state.state_of(config)
+    if state is None or state.ending != ("configured" if configured else ""):
         return
-    config.stash[ENDING_KEY] = "ended early"
+    state.ending = "ended early"
     status = int(getattr(config.pluginmanager.get_plugin("session"), "exitstatus", 0) or 0)
     summary = placeholders.ended_early(
-        _report_paths(config, namespace), config.stash[STARTED_KEY], config.stash.get(RUN_ID_KEY, None),
-        sys.exc_info()[1], status, bool(_INTERRUPTED), EXIT_WORDS, kernel=getattr(namespace, "kernel", None))
+        _report_paths(config, namespace), state.started, state.run_id, sys.exc_info()[1], status,
+        bool(state.interrupted), EXIT_WORDS, kernel=getattr(namespace, "kernel", None))
     if summary:
         markdown.append_step_summary(summary)
 
 
-def _write_environment_ending(config: pytest.Config) -> None:
+def _write_environment_ending(config: pytest.Config, state: run_state.RunState) -> None:
     """The machine stopped the run before its session (harness.environment_failures): every report says so."""
     failure = config.stash[FAILURE_KEY]
-    doc = environment_ending.document(failure.to_dict(), ENVIRONMENT_EXIT, started=config.stash[STARTED_KEY],
-                                      run_id=config.stash.get(RUN_ID_KEY, None), backend=failure.backend,
+    doc = environment_ending.document(failure.to_dict(), ENVIRONMENT_EXIT, started=state.started,
+                                      run_id=state.run_id, backend=failure.backend,
                                       kernel=config.getoption("--kernel", None))
     summary = environment_ending.write(_report_paths(config, config.option), doc)
     markdown.append_step_summary(summary)
@@ -355,7 +333,7 @@ SHOWN_DIAGNOSES = 5
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
-    if COLLECTOR_KEY not in config.stash or config.option.collectonly:
+    if run_state.collector_of(config) is None or config.option.collectonly:
         return
     paths = _report_paths(config, config.option)
     for kind, label in (("json", "results file"), ("markdown", "Markdown summary")):
@@ -366,11 +344,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
 
 def _print_verdict(config: pytest.Config) -> None:
     """The run ends, in the terminal too, with its verdict, the tally and the diagnosis (after pytest's own lines)."""
-    end = config.stash.get(RUN_END_KEY, None)
+    state = run_state.state_of(config)
     terminalreporter = config.pluginmanager.get_plugin("terminalreporter")
-    if end is None or COLLECTOR_KEY not in config.stash or terminalreporter is None:
+    if state is None or state.end is None or state.collector is None or terminalreporter is None:
         return
-    records = config.stash[COLLECTOR_KEY].results()
+    end, records = state.end, state.collector.results()
     failing = any(r.failed for r in records)
     word = run_verdict(end.finished, end.how, failing)
     info = config.stash.get(RUN_INFO_KEY, None)
@@ -380,7 +358,7 @@ def _print_verdict(config: pytest.Config) -> None:
         terminalreporter.write_line(f"kernel {info.kernel_module} on {info.backend}: {len(records)} tests: {tally}")
     if flaky.tally(records):
         terminalreporter.write_line(f"failed tests rerun in a fresh process: {flaky.tally(records)} (still failures)")
-    found = config.stash.get(DIAGNOSIS_KEY, [])
+    found = state.diagnosis or []
     if any(d.partial for d in found):
         terminalreporter.write_line("  diagnosis partial: the run stopped early; read from the tests that ran")
     for number, d in enumerate(found[:SHOWN_DIAGNOSES], 1):

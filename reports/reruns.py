@@ -23,7 +23,7 @@ import pytest
 from harness import reruns as children
 from harness.activation import GROUP, active, in_process, is_worker
 from harness.options import Numeric, OptionError
-from reports import flaky
+from reports import flaky, run_state
 from reports.collector import ResultCollector
 from verdict.record import TestRecord
 
@@ -73,9 +73,7 @@ class Reruns:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> object:
-        from reports.plugin import COLLECTOR_KEY
-
-        collector = self.config.stash.get(COLLECTOR_KEY, None)
+        collector = run_state.collector_of(self.config)
         if collector is not None:
             try:
                 self.label(collector, int(exitstatus))
@@ -91,14 +89,13 @@ class Reruns:
         return (yield)
 
     def label(self, collector: ResultCollector, exitstatus: int) -> None:
-        from reports.plugin import _INTERRUPTED
-
         failed = [r for r in collector.results() if r.failed and "::" in r.nodeid]
         if not failed:
             return
         count = self.config.getoption("--nan-reruns")
         stop = None
-        if _INTERRUPTED or exitstatus == int(pytest.ExitCode.INTERRUPTED):
+        state = run_state.state_of(self.config)
+        if (state is not None and state.interrupted) or exitstatus == int(pytest.ExitCode.INTERRUPTED):
             stop = "the run was interrupted"
         elif exitstatus != int(pytest.ExitCode.TESTS_FAILED):
             stop = f"the run ended with exit status {exitstatus}"

@@ -208,16 +208,16 @@ class _Collector:
 
 def test_an_interrupted_run_or_another_ending_reruns_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
     from harness import reruns as children
-    from reports import plugin, reruns
+    from reports import reruns, run_state
 
     monkeypatch.setattr(children, "run_round", lambda *a, **k: pytest.fail("a rerun started"))
     for interrupted, status, words in ((True, 1, "the run was interrupted"), (False, 2, "the run was interrupted"),
                                        (False, 3, "the run ended with exit status 3")):
-        monkeypatch.setattr(plugin, "_INTERRUPTED", ["KeyboardInterrupt"] if interrupted else [])
+        config = _Config()  # this run's interrupts are its state's, never another run's in the same process
+        config.stash[run_state.STATE_KEY] = run_state.RunState("r", "t", interrupted=["Ctrl-C"] if interrupted else [])
         collector = _Collector([_failed("t.py::t[a]", "matrix")])
-        reruns.Reruns(_Config(), ()).label(collector, status)  # type: ignore[arg-type]
+        reruns.Reruns(config, ()).label(collector, status)  # type: ignore[arg-type]
         assert collector.flaky == {"t.py::t[a]": (f"not rerun: {words}", ())}
-    monkeypatch.setattr(plugin, "_INTERRUPTED", [])
     collector = _Collector([_failed("t.py::t[a]", "matrix")])
     reruns.Reruns(_Config(maxfail=1), ()).label(collector, 1)  # type: ignore[arg-type]
     assert collector.flaky["t.py::t[a]"][0] == "not rerun: the run stops at its first failures (-x, --maxfail)"
@@ -229,9 +229,8 @@ def test_an_interrupted_run_or_another_ending_reruns_nothing(monkeypatch: pytest
 
 def test_a_rerun_that_breaks_or_is_interrupted_still_labels_every_failure(monkeypatch: pytest.MonkeyPatch) -> None:
     from harness import reruns as children
-    from reports import plugin, reruns
+    from reports import reruns, run_state
 
-    monkeypatch.setattr(plugin, "_INTERRUPTED", [])
     monkeypatch.setattr(children, "child_argv", lambda *a, **k: [])
     for raised, words in ((KeyboardInterrupt(), "the run was interrupted during the reruns"),
                           (OSError("no fork"), "the reruns failed (OSError: no fork)")):
@@ -241,7 +240,7 @@ def test_a_rerun_that_breaks_or_is_interrupted_still_labels_every_failure(monkey
         monkeypatch.setattr(children, "run_round", run_round)
         config = _Config()
         collector = _Collector([_failed("t.py::t[a]", "matrix")])
-        config.stash[plugin.COLLECTOR_KEY] = collector
+        config.stash[run_state.STATE_KEY] = run_state.RunState("r", "t", collector=collector)  # type: ignore[arg-type]
         hook = reruns.Reruns(config, ()).pytest_sessionfinish(None, 1)  # type: ignore[arg-type]
         next(hook)  # the part before the reports' own sessionfinish: labels, then the reports are written
         assert collector.flaky == {"t.py::t[a]": (f"not rerun: {words}", ())}
