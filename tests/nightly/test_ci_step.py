@@ -13,14 +13,13 @@ and `python -m mutate` judge a small selection with their outputs in the folder 
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import signal
 import subprocess
 import textwrap
 from pathlib import Path
 
+from harness import processes
 from nightly import dropin
 from tests.nightly.test_bisect import CORRECT_TEST, DESIGN
 from tests.nightly.test_dropin import FILE, KERNEL, SELECTION
@@ -179,9 +178,7 @@ def tools_judge_from_the_install(runner: Path, work: Path, repo: Path) -> None:
         codes = {name: proc.wait(timeout=hang_limit(slowest_s=TOOLS_SLOWEST_S)) for name, proc in procs.items()}
     finally:
         for proc in procs.values():
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)  # the group this test started, by its id
-                proc.wait()
+            processes.kill_group(proc)  # the group this test started, by its id
     logs = {name: (work / f"{name}.log").read_text(encoding="utf-8", errors="replace")[-3000:] for name in commands}
     assert codes == {"nightly": 0, "mutate": 0}, logs
     night = next((work / "out" / "nightly").glob("2*"))

@@ -7,7 +7,6 @@ unless the sub-run sets a variable only a starting interpreter reads (PYTHONPATH
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import processes
 from harness.activation import IN_PROCESS, IN_PROCESS_CALLER
 from tests.support.forkserver import ForkServer
 from tests.support.limits import hang_limit
@@ -36,7 +36,7 @@ NOT_A_CATCH: tuple[str, ...] = ("CompilationError", "SyntaxError", "NameError", 
 
 
 def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(_DROP_PREFIXES)}
+    env = processes.child_env(_DROP_PREFIXES)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     return {**env, **(extra or {})}
 
