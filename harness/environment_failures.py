@@ -16,8 +16,14 @@ from typing import Any
 
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
 from harness.backends import any_fault
 from harness.environment_table import TABLE
+from verdict.codec import JsonRecord
 from verdict.record import ENVIRONMENT
 
 ENVIRONMENT_EXIT = 6  # pytest's own statuses are 0-5
@@ -55,7 +61,7 @@ class Pattern:
 
 
 @dataclass(frozen=True)
-class Failure:
+class Failure(JsonRecord):
     """A matched environment failure: which pattern, the message, and where it was seen (start-up, a test id)."""
 
     name: str
@@ -63,10 +69,6 @@ class Failure:
     message: str
     where: str
     backend: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "kind": self.kind, "message": self.message, "where": self.where,
-                "backend": self.backend}
 
     def headline(self) -> str:
         """One line for every page's verdict: the pattern's name and the message's first line."""
@@ -110,10 +112,6 @@ def builtin() -> tuple[Pattern, ...]:
 
 def load_file(path: Path) -> tuple[Pattern, ...]:
     """A user's TOML file of `[[pattern]]` entries; a PatternError names what is wrong with it."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
     try:
         data = tomllib.loads(Path(path).read_bytes().decode("utf-8"))
     except OSError as exc:

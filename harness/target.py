@@ -12,11 +12,10 @@ import torch
 from cases.anchor import ANCHOR_BLOCK_SIZE
 from harness import guard
 from harness.prepoison import call_prepoisoned
-from verdict.record import Unwritten
+from verdict.record import POISON, Unwritten
 from verdict.problem import INPUT_MODIFIED, PADDING_MODIFIED, STRAY_WRITE, Problem
 
 ANCHOR_SIGNATURE: tuple[str, ...] = ("logits_ptr", "logits_stride", "num_nans_ptr", "vocab_size", "BLOCK_SIZE")
-POISON = -0x5A5A5A5B  # 0xA5A5A5A5 as int32: never a count, so an unwritten row stands out
 GUARD = 2 * ANCHOR_BLOCK_SIZE  # poisoned int32 slots on each side of the direct output: a stray write a block away
 SNAPSHOT_LIMIT = 1 << 26  # elements: inputs whose storage span is larger get only their logical elements compared
 

@@ -8,6 +8,7 @@ re-made as a JITFunction first, so specs can be taken in an interpreter process 
 """
 from __future__ import annotations
 
+import ast
 import functools
 import importlib
 import inspect
@@ -15,6 +16,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from verdict.codec import from_data, to_data
 
 # the launch options that change the generated code; taken from a launch's metadata, passed back to triton.compile
 OPTION_KEYS: tuple[str, ...] = ("num_warps", "num_ctas", "num_stages", "maxnreg", "enable_fp_fusion", "debug")
@@ -35,14 +38,12 @@ class Spec:
 
     def to_json(self) -> str:
         """One line of JSON, keys sorted, so equal specs give equal text."""
-        return json.dumps({"signature": self.signature, "constexprs": self.constexprs, "attrs": self.attrs,
-                           "options": self.options}, sort_keys=True)
+        return json.dumps(to_data(self), sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> Spec:
         """The Spec that to_json wrote."""
-        data = json.loads(text)
-        return cls(data["signature"], data.get("constexprs", {}), data.get("attrs", {}), data.get("options", {}))
+        return from_data(cls, json.loads(text))  # type: ignore[no-any-return]
 
     def __hash__(self) -> int:  # dict fields: hash the canonical JSON so specs can be deduplicated in sets
         return hash(self.to_json())
@@ -67,8 +68,6 @@ def as_jit_function(fn: Any) -> Any:
 def named_jit_functions(jit: Any) -> list[Any]:
     """The @triton.jit functions jit's body names through its globals (`helper` or `module.helper`), as JITFunctions:
     what a compile of jit compiles in, and what its launch runs."""
-    import ast
-
     out: list[Any] = []
     scope = getattr(jit, "__globals__", None) or getattr(getattr(jit, "fn", None), "__globals__", {})
     try:

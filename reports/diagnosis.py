@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from harness.target import POISON  # noqa: F401 - what the direct launch's output holds; the tests read it here
 from reports.diagnosis_base import (INTERPRETER, KERNEL_BODY, NO_PATTERN, Diagnosis, Failure, Rule, failing, ids,
                                     passing_checks)
 from reports.diagnosis_blocks import tail

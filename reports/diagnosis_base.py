@@ -7,10 +7,11 @@ nothing; reports.diagnosis ranks them.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
+from verdict.codec import from_data, to_data
 from verdict.problem import kind_of
 from verdict.record import Check, TestRecord
 
@@ -44,18 +45,15 @@ class Diagnosis:
     absorbed: tuple[str, ...] = ()  # weaker items dropped because this one explains every failure they rest on
 
     def to_dict(self) -> dict[str, Any]:
-        data = {k: v for k, v in asdict(self).items() if k != "explains"}
-        return {**data, "cases": list(self.cases), "blocks": dict(self.blocks), "absorbed": list(self.absorbed)}
+        """Its fields, blocks as {path: block size}; not `explains` (the run's own failure keys)."""
+        return {**{k: v for k, v in to_data(self).items() if k != "explains"}, "blocks": dict(self.blocks)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Diagnosis:
         """A diagnosis as results.json holds it (older files lack the later fields)."""
-        blocks = tuple((str(k), int(v)) for k, v in (data.get("blocks") or {}).items())
-        return cls(str(data.get("category", "unknown")), str(data.get("name", "")), str(data.get("evidence", "")),
-                   tuple(data.get("cases") or ()), int(data.get("weight") or 0), scope=str(data.get("scope") or ""),
-                   thin=bool(data.get("thin")), partial=bool(data.get("partial")),
-                   demoted=str(data.get("demoted") or ""), control=str(data.get("control") or ""), blocks=blocks,
-                   absorbed=tuple(str(a) for a in data.get("absorbed") or ()))
+        blocks = list((data.get("blocks") or {}).items())
+        made: Diagnosis = from_data(cls, {"category": "unknown", **data, "blocks": blocks, "explains": None})
+        return made
 
 
 Hit = TestRecord | tuple[TestRecord, Check]  # a whole failing test, or one failing check of it

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
-from harness.target import POISON
 from reports.diagnosis_base import (Diagnosis, anchor_blocks, example, failing, found, has_layout, offset, outside,
                                     passing_checks, vocab, wrong_checks)
-from verdict.record import CRASH, DEVICE_FAULT, TIMEOUT, Check, TestRecord, Unwritten, WrongRow
+from verdict.record import CRASH, DEVICE_FAULT, POISON, TIMEOUT, Check, TestRecord, Unwritten, WrongRow
 
 
 # -- launch: which rows the wrapper's launch reaches -------------------------------------------------------------

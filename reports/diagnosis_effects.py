@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from harness.target import POISON
 from reports.diagnosis_base import (INTERPRETER, Diagnosis, Rule, example, failing, found, has, ids, outside,
                                     passing_checks, vocab, wrong_checks)
 from reports.diagnosis_counts import big_offsets
 from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS, from_text
 from verdict.problem import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, SHARED_OUTPUT, STRAY_WRITE, kind_of
-from verdict.record import REFUSED, Check, TestRecord
+from verdict.record import POISON, REFUSED, Check, TestRecord
 
 
 # -- judged against a control: the same kernel passes with the order or the capture taken away -------------------

@@ -7,10 +7,9 @@ not run: each such test's record carries the storm (TestRecord.crash_storm) and 
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass
+
+from verdict.codec import JsonRecord
 
 GROUP_PROPERTY = "nan_crash_group"  # a test's CrashGroup as JSON, attached at collection (crashes are counted by it)
 STORM_PROPERTY = "nan_crash_storm"  # the CrashStorm that left a test unrun, as JSON
@@ -19,7 +18,7 @@ SHOWN_GROUPS = 4  # groups a wide storm's reason names (all are in its data)
 
 
 @dataclass(frozen=True)
-class CrashGroup:
+class CrashGroup(JsonRecord):
     """Tests that crash alike: one test function, case family, path and dtype ("" where the test has none); a
     wide group (no test, no family) is every test of one dtype through its path or naming none."""
 
@@ -45,13 +44,9 @@ class CrashGroup:
         return ", ".join([f"family {self.family}" if self.family else self.test, *([self.dtype] if self.dtype else []),
                           *path])
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CrashGroup:
-        return cls(*(str(data.get(k) or "") for k in ("test", "family", "path", "dtype")))
-
 
 @dataclass(frozen=True)
-class CrashStorm:
+class CrashStorm(JsonRecord):
     """Crashes with one signature ('exit status 0', 'signal SIGSEGV', 'timeout', 'device fault') that confirmed a
     storm in `scope` (their node ids, each judged `crash` on its own); `threshold` is --nan-crash-storm. A wide
     storm (every test of one dtype and path) names the groups its crashes hit, the one that stormed first."""
@@ -69,16 +64,3 @@ class CrashStorm:
         where = f" in {'; '.join(named)}{more}" if self.groups else ""
         return (f"judged by crash-storm skip after {len(self.crashes)} confirmed crashes with {self.signature}"
                 f"{where} (each ended its worker and is a failure)")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"signature": self.signature, "scope": asdict(self.scope), "crashes": list(self.crashes),
-                "threshold": self.threshold, "groups": [asdict(g) for g in self.groups]}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict())
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CrashStorm:
-        return cls(str(data.get("signature") or ""), CrashGroup.from_dict(data.get("scope") or {}),
-                   tuple(str(n) for n in data.get("crashes") or ()), int(data.get("threshold") or 0),
-                   tuple(CrashGroup.from_dict(g) for g in data.get("groups") or ()))

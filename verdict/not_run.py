@@ -6,16 +6,15 @@ the HTML page, the Markdown summary and results.json group the tests not run by 
 """
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from verdict.codec import JsonRecord
 
 NOT_RUN_PROPERTY = "nan_not_run"  # a NotRun as JSON, attached to a test item before it skips
 
 
 @dataclass(frozen=True)
-class NotRun:
+class NotRun(JsonRecord):
     """What was not tested (a group of tests: a path, a family, a marker's checks), why not here, and the commands
     that run it (none when no option or machine of this harness can: the module lacks the function it needs)."""
 
@@ -28,14 +27,3 @@ class NotRun:
         """One line for a reader: the group, why it did not run, and how to run it."""
         return f"{self.group}: not run, {self.reason}" + (
             f"; run it with {' or '.join(self.commands)}" if self.commands else "")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"group": self.group, "reason": self.reason, "commands": list(self.commands), "marker": self.marker}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict())
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> NotRun:
-        return cls(str(data.get("group") or ""), str(data.get("reason") or ""),
-                   tuple(str(c) for c in data.get("commands") or ()), str(data.get("marker") or ""))

@@ -6,11 +6,11 @@ nightly and its trend) gets TestRecords back through `reports.results.load`. Tor
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from verdict.codec import JsonRecord, from_data, to_data
 from verdict.crash_storm import CrashStorm
 from verdict.not_run import NotRun
 from verdict.problem import OTHER, Problem, kind_of
@@ -38,16 +38,12 @@ VERDICTS: tuple[str, ...] = (PASS, NOT_RUN, WAIVED, ENVIRONMENT, REFUSED, WRONG_
                              TIMEOUT, DEVICE_FAULT, CRASH)
 FAILING: frozenset[str] = frozenset(VERDICTS[VERDICTS.index(REFUSED):])
 FAILED_OUTCOMES: tuple[str, ...] = ("failed", "error")  # pytest's words for a test that did not pass
-
-
-def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
-    """The keys of `data` that are fields of the dataclass `cls` (newer writers may add fields)."""
-    names = {f.name for f in fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
+POISON = -0x5A5A5A5B  # 0xA5A5A5A5 as int32: what the harness fills an output with; never a count, so an unwritten row
+# stands out (the harness writes it, the diagnosis reads it)
 
 
 @dataclass(frozen=True)
-class ValueClass:
+class ValueClass(JsonRecord):
     """One bit pattern as data (its IEEE class, sign and dtype), so rules and summaries never parse a row's label."""
 
     name: str  # an IEEE class of cases.ieee (quiet_nan, signaling_nan, zero, ...), or "nan_other_payload"
@@ -60,18 +56,9 @@ class ValueClass:
     def signed_name(self) -> str:
         return f"{'-' if self.negative else '+'}{self.name} {self.dtype}"
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> ValueClass:
-        return cls(str(data.get("name", "")), bool(data.get("negative")), str(data.get("dtype", "")),
-                   int(data.get("bits") or 0), bool(data.get("is_nan")))
-
-
-def _classes(data: Any) -> tuple[ValueClass, ...]:
-    return tuple(ValueClass.from_dict(v) for v in data or ())
-
 
 @dataclass(frozen=True)
-class CaseParams:
+class CaseParams(JsonRecord):
     """What a report shows of a case: its family, id, dtype, layout, shape, the family's detail and seed; and what
     its rows hold where the family knows it as data (the diagnosis reads those, not the row labels)."""
 
@@ -91,29 +78,16 @@ class CaseParams:
         """What row ROW holds, when the case's rows are one class each."""
         return self.row_classes[row] if 0 <= row < len(self.row_classes) else None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "shape": list(self.shape), "row_classes": [asdict(v) for v in self.row_classes],
-                "nan_patterns": [asdict(v) for v in self.nan_patterns]}
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict())
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CaseParams:
         """Older files lack row_classes and nan_patterns (read as not recorded), in_domain (their outside cases
-        were named "outside-...", the one place an id is read) and buffer_step (read as none)."""
-        known = _known(cls, data)
-        known.setdefault("in_domain", not str(data.get("case_id", "")).startswith("outside-"))
-        known["shape"] = tuple(int(n) for n in known.get("shape") or ())
-        known["row_classes"] = _classes(known.get("row_classes"))
-        known["nan_patterns"] = _classes(known.get("nan_patterns"))
-        known.setdefault("family", str(data.get("kind", "")))
-        known.setdefault("case_id", "")
-        return cls(**known)
+        were named "outside-...", the one place an id is read), buffer_step (read as none), and call the family kind."""
+        older = {"family": data.get("kind"), "in_domain": not str(data.get("case_id", "")).startswith("outside-")}
+        return from_data(cls, {**older, **data})
 
 
 @dataclass(frozen=True)
-class Unwritten:
+class Unwritten(JsonRecord):
     """Whether a row the kernel never wrote reads as POISON in its result: the evidence "never written" needs (the
     direct path: always, into the harness's output; the wrapper path: when its output is a block the harness
     poisoned, harness.prepoison)."""
@@ -129,14 +103,9 @@ class Unwritten:
         blind = f", except rows {list(self.blind_rows)}" if self.blind_rows else ""
         return f"never written: observable (an unwritten row holds the poison{blind})"
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Unwritten:
-        return cls(bool(data.get("observable")), tuple(int(r) for r in data.get("blind_rows") or ()),
-                   str(data.get("why") or ""))
-
 
 @dataclass(frozen=True)
-class WrongRow:
+class WrongRow(JsonRecord):
     """One row whose count differs; `label` names what the row holds (IEEE class and bits, a pattern range)."""
 
     row: int
@@ -149,7 +118,7 @@ class WrongRow:
 
 
 @dataclass(frozen=True)
-class InputLayout:
+class InputLayout(JsonRecord):
     """The input a check ran on, as data the diagnosis reads: its shape, strides and storage offset in elements,
     dtype, and the alignment of its first element in bytes (the largest power of two dividing the address, to 16)."""
 
@@ -163,16 +132,9 @@ class InputLayout:
         """The element index (from the storage's start) where ROW begins, for a 2-D input."""
         return self.storage_offset + row * self.strides[0] if len(self.strides) == 2 else None
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> InputLayout:
-        known = _known(cls, data)
-        known["shape"] = tuple(int(n) for n in known.get("shape") or ())
-        known["strides"] = tuple(int(n) for n in known.get("strides") or ())
-        return cls(**known)
-
 
 @dataclass(frozen=True)
-class Check:
+class Check(JsonRecord):
     """One comparison of a kernel's result with the reference, on one path."""
 
     params: CaseParams
@@ -203,39 +165,18 @@ class Check:
                if not self.wrong_rows else f"recorded as pass with {len(self.wrong_rows)} wrong row(s)")
         return replace(self, verdict=WRONG_COUNTS, problems=(*self.problems, why))
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict())
-
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["params"] = self.params.to_dict()
-        d["problems"] = [str(p) for p in self.problems]
-        d["problem_kinds"] = [kind_of(p) for p in self.problems]
-        d["wrong_rows"] = [asdict(w) for w in self.wrong_rows]
-        d["layout"] = None if self.layout is None else {**asdict(self.layout), "shape": list(self.layout.shape),
-                                                        "strides": list(self.layout.strides)}
-        d["unwritten"] = None if self.unwritten is None else {**asdict(self.unwritten),
-                                                               "blind_rows": list(self.unwritten.blind_rows)}
-        d["ok"] = self.ok
-        return d
+        """Its fields, each problem's words with its kind beside them (problem_kinds), and whether it passed."""
+        return {**to_data(self), "problems": [str(p) for p in self.problems],
+                "problem_kinds": [kind_of(p) for p in self.problems], "ok": self.ok}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Check:
-        known = _known(cls, data)
-        known["params"] = CaseParams.from_dict(data.get("params") or {})
-        kinds = list(data.get("problem_kinds") or ())  # older files: none, every problem reads as OTHER
-        known["problems"] = tuple(Problem(str(kinds[i]) if i < len(kinds) else OTHER, str(p))
-                                  for i, p in enumerate(data.get("problems") or ()))
-        known["wrong_rows"] = tuple(WrongRow(**_known(WrongRow, w)) for w in data.get("wrong_rows") or ())
-        known["layout"] = InputLayout.from_dict(data["layout"]) if data.get("layout") else None
-        known["unwritten"] = Unwritten.from_dict(data["unwritten"]) if data.get("unwritten") else None
-        known.setdefault("path", "")
-        known.setdefault("verdict", PASS if data.get("ok") else WRONG_COUNTS)
-        return cls(**known)
-
-    @classmethod
-    def from_json(cls, text: str) -> Check:
-        return cls.from_dict(json.loads(text))
+        """Older files lack the verdict (read from `ok`) and problem_kinds (every problem reads as OTHER)."""
+        check = from_data(cls, {"verdict": PASS if data.get("ok") else WRONG_COUNTS, **data})
+        kinds = list(data.get("problem_kinds") or ())
+        return replace(check, problems=tuple(Problem(str(kinds[i]) if i < len(kinds) else OTHER, str(p))
+                                             for i, p in enumerate(check.problems)))
 
 
 @dataclass(frozen=True)
@@ -254,7 +195,7 @@ class Finding:
         """results.json's entry: a problem is a row-less entry whose label is the problem."""
         if self.row is None:
             return {"case_id": self.case_id, "row": None, "expected": None, "got": None, "label": self.problem}
-        return {"case_id": self.case_id, **asdict(self.row)}
+        return {"case_id": self.case_id, **to_data(self.row)}
 
 
 def worst(verdicts: Iterable[str]) -> str:
@@ -263,7 +204,7 @@ def worst(verdicts: Iterable[str]) -> str:
 
 
 @dataclass(frozen=True)
-class TestRecord:
+class TestRecord(JsonRecord):
     """Everything known about one test item once its reports are in: the one record every report reads."""
 
     __test__ = False  # not a pytest test class, whatever its name
@@ -355,37 +296,15 @@ class TestRecord:
             "call_sites": list(self.call_sites),
             "flaky": self.flaky,
             "reruns": list(self.reruns),
-            "not_run": self.not_run.to_dict() if self.not_run else None,
-            "crash_storm": self.crash_storm.to_dict() if self.crash_storm else None,
+            "not_run": to_data(self.not_run),
+            "crash_storm": to_data(self.crash_storm),
             "checks": [c.to_dict() for c in self.checks],
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TestRecord:
-        params = data.get("parameters") or None
-        return cls(
-            nodeid=str(data["nodeid"]),
-            outcome=str(data.get("outcome", "pending")),
-            verdict=str(data.get("verdict", NOT_RUN)),
-            params=CaseParams.from_dict(params) if params else None,
-            duration=float(data.get("duration") or 0.0),
-            checks=tuple(Check.from_dict(c) for c in data.get("checks") or ()),
-            message=str(data.get("message") or ""),
-            waiver=data.get("waiver"),
-            planted=data.get("planted"),
-            call_sites=tuple(data.get("call_sites") or ()),
-            flaky=data.get("flaky"),
-            reruns=tuple(data.get("reruns") or ()),
-            not_run=NotRun.from_dict(data["not_run"]) if data.get("not_run") else None,
-            crash_storm=CrashStorm.from_dict(data["crash_storm"]) if data.get("crash_storm") else None,
-        )
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict())
-
-    @classmethod
-    def from_json(cls, text: str) -> TestRecord:
-        return cls.from_dict(json.loads(text))
+        """A record as results.json holds it: its case under `parameters`; a record without a node id is refused."""
+        return from_data(cls, {**data, "nodeid": str(data["nodeid"]), "params": data.get("parameters") or None})
 
 
 def _total(values: Iterable[int | None]) -> int | None:

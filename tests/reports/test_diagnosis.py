@@ -11,11 +11,11 @@ from dataclasses import replace
 import pytest
 
 from reports import diagnosis as dg
-from reports.diagnosis import NO_PATTERN, POISON, diagnose
+from reports.diagnosis import NO_PATTERN, diagnose
 from cases.formats import fmt_of, hex_bits
 from cases.ieee import CLASS_BY_NAME, value_class
 from verdict.problem import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, SHARED_OUTPUT, STRAY_WRITE, Problem
-from verdict.record import CaseParams, Check, InputLayout, TestRecord, Unwritten, ValueClass, WrongRow
+from verdict.record import POISON, CaseParams, Check, InputLayout, TestRecord, Unwritten, ValueClass, WrongRow
 
 pytestmark = pytest.mark.nan_reports
 FAMILY_TEST = "tests/precision/test_families.py::test_case"

@@ -11,11 +11,11 @@ from dataclasses import fields, replace
 import pytest
 
 from reports import diagnosis as dg
-from reports.diagnosis import POISON, Diagnosis, diagnose
+from reports.diagnosis import Diagnosis, diagnose
 from tests.reports.test_diagnosis import _row, case
 from tests.reports.test_diagnosis_blocks import dropped, right, run, summary_md
 from verdict.problem import STRAY_WRITE, Problem
-from verdict.record import TestRecord, Unwritten
+from verdict.record import POISON, TestRecord, Unwritten
 
 pytestmark = pytest.mark.nan_reports
 SEMANTICS = "tests/precision/test_execution_semantics.py"
