@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from cases.anchor import ANCHOR_BLOCK_SIZE, DTYPES
 from cases.families.generated import (
     BACKGROUNDS, CPU_BUDGET, FRACS, MAX_OFFSET, MAX_SEED, MAX_TAIL, MAX_VOCAB, NAN_KINDS, ROW_ALIGNMENTS,
-    VOCAB_BOUNDARIES, Budget, GenCase, max_rows, padding_for,
+    VOCAB_BOUNDARIES, Budget, GenCase, budget_for, max_rows, padding_for,
 )
 
 
@@ -57,6 +57,4 @@ PROPERTY_CPU_BUDGET = Budget(64, 1 << 20)  # per example on the interpreter: abo
 
 def property_budget(device: str) -> Budget:
     """What one property example may cost: small on the CPU interpreter, the family's device budget elsewhere."""
-    from cases.families.generated import budget_for
-
     return PROPERTY_CPU_BUDGET if device == "cpu" else budget_for(device)

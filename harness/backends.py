@@ -8,6 +8,7 @@ import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from importlib import metadata
 from types import ModuleType
 
 import torch
@@ -162,8 +163,6 @@ def pin_worker(backend: Backend, worker_id: str | None) -> int | None:
 
 def triton_flavour() -> str:
     """'triton-ascend X' or 'triton X': which Triton distribution is installed."""
-    from importlib import metadata
-
     for dist in ("triton-ascend", "triton"):
         try:
             return f"{dist} {metadata.version(dist)}"

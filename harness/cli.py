@@ -15,6 +15,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from harness.activation import PLUGINS
 
 SUITE_PACKAGE = "harness.suite"
@@ -84,8 +86,6 @@ def arguments(user_args: Sequence[str], folder: Path, tests: Sequence[str] = ())
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the suite with the caller's arguments; the exit status is pytest's."""
-    import pytest
-
     here = os.getcwd()
     if here not in sys.path:
         sys.path.insert(0, here)  # as `python -m pytest` does; the probe and the xdist workers inherit sys.path

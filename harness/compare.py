@@ -5,6 +5,7 @@ from collections.abc import Sequence
 
 import torch
 
+from harness.backends import any_fault
 from harness.guard import KernelRaised
 from reference import sealed
 from verdict.problem import MALFORMED, Problem
@@ -49,8 +50,6 @@ def exception_text(exc: BaseException) -> str:
 def failed_launch(exc: BaseException, params: CaseParams, path: str, expected: torch.Tensor, logits: object,
                   card: int | None) -> Check:
     """The check of a launch that raised on in-domain input: a device fault when the text names one, else a refusal."""
-    from harness.backends import any_fault
-
     text = exception_text(exc)
     verdict = DEVICE_FAULT if any_fault(text) else REFUSED
     return Check(params, path, verdict, sum(sealed.int_list(expected)), None, card=card,

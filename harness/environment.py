@@ -12,6 +12,7 @@ import torch
 from cases.anchor import ANCHOR_SEED
 from harness.backends import Backend, triton_flavour
 from harness.target import KernelUnderTest
+from verdict.interpreter import ENV_KEY
 
 
 def _dist_version(*names: str) -> str | None:
@@ -119,7 +120,6 @@ def interpreter_entry(backend: Backend) -> dict[str, str]:
     must be one that never imported the kernel under test: a kernel could patch what the preflight compares)."""
     if not backend.interpreted:
         return {}
-    from harness.preflight import describe_defects
-    from verdict.interpreter import ENV_KEY
+    from harness.preflight import describe_defects  # imports Triton: only once the backend is prepared
 
     return {ENV_KEY: describe_defects()}

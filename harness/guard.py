@@ -1,5 +1,6 @@
 """Every call into the module under test goes through `call`: whatever it raises becomes a verdict, never pytest's.
 
+from _pytest.outcomes import OutcomeException
 A kernel that raises `pytest.skip`, `pytest.xfail`, `unittest.SkipTest`, `SystemExit` or `KeyboardInterrupt` from
 inside a call would otherwise decide the test's outcome (a skip, a waiver, a stopped run). Here each is wrapped
 in `KernelRaised`, a plain Exception: a refusal when the input is outside the domain, a failure on input it must
@@ -8,9 +9,12 @@ count. Only a real signal (Ctrl-C, SIGTERM) seen by `watch_signals` still stops 
 from __future__ import annotations
 
 import signal
+import unittest
 from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
+
+from _pytest.outcomes import OutcomeException
 
 T = TypeVar("T")
 _SIGNALS: list[int] = []  # signals this process received while tests ran
@@ -34,10 +38,6 @@ class KernelRaised(Exception):
 
 def _is_pytest_outcome(exc: BaseException) -> bool:
     """pytest's skip/xfail/fail/exit and unittest's SkipTest: exceptions that steer the test runner."""
-    import unittest
-
-    from _pytest.outcomes import OutcomeException
-
     return isinstance(exc, (OutcomeException, unittest.SkipTest))
 
 

@@ -21,6 +21,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import backends
+from harness.environment import collect
+from harness.kernel_setup import describe_resolution, parse_specs, run_setups
+from harness.target import load
+
 PROBE_TIMEOUT_S = 300
 
 
@@ -120,10 +125,6 @@ def _redirect(stdout: Path, stderr: Path) -> None:
 
 def _load(request: dict[str, Any]) -> Probe:
     """In the child: what a worker does before its first test, then what the controller needs to know."""
-    from harness import backends
-    from harness.kernel_setup import parse_specs, run_setups
-    from harness.target import load
-
     backend = backends.resolve(request["device"])
     backend.prepare()
     for folder in reversed(request["kernel_paths"]):
@@ -134,9 +135,6 @@ def _load(request: dict[str, Any]) -> Probe:
 
 def describe(target: Any, backend: Any, setups: bool) -> Probe:
     """What the controller needs to know of a loaded module under test (the child's answer; an in-process run's)."""
-    from harness.environment import collect
-    from harness.kernel_setup import describe_resolution
-
     return Probe(target.module_name, target.file, target.predicate_source, target.kernel_skip_reason,
                  target.aggregate is not None, collect(target, backend),
                  describe_resolution(target.module) if setups else None)

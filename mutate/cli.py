@@ -32,8 +32,7 @@ from mutate.operators import BY_NAME, OPERATORS
 from mutate.package import Unit, find_unit, write_copy
 from mutate.run import Runner, Settings, Target, run_env
 from mutate.source import SourceError
-from mutate.suite import ROOT, other_tests
-from mutate.warm import CASES_DIR_VAR
+from mutate.suite import CASES_DIR_VAR, ROOT, other_tests
 
 DEVICES = ("cpu", "cuda", "npu")
 DEFAULT_OUT = "out/mutation"

@@ -20,6 +20,8 @@ from contextlib import contextmanager
 from types import CodeType, FrameType
 from typing import Any
 
+from mutate.specs import named_jit_functions, specs_from_call
+
 Lines = dict[str, set[int]]  # file -> line numbers reached
 Launches = dict[str, set[str]]  # "file::qualname" of a kernel -> the Spec JSON of each launch
 
@@ -88,8 +90,6 @@ class Recorder:
         kernel: a compiled launch runs them all, and no trace function sees inside)."""
         found = self._kernels.get(id(jit))
         if found is None:
-            from mutate.specs import named_jit_functions
-
             found, pending, seen = {}, [jit], set()
             while pending:
                 current = pending.pop()
@@ -105,8 +105,6 @@ class Recorder:
 
     def _launched(self, local: dict[str, Any], file: str, qualname: str) -> None:
         """Record the launch's Spec; a launch whose Spec cannot be made is recorded without one ("")."""
-        from mutate.specs import specs_from_call
-
         try:
             spec = specs_from_call(local["self"], local.get("args", ()), local.get("kwargs", {})).to_json()
         except Exception:  # noqa: BLE001 - an argument no rule types: the kernel cannot be compiled alike

@@ -25,7 +25,7 @@ from mutate.classify import NO_COVERAGE, Verdict
 from mutate.generate import Mutant
 from mutate.pool import DIED, HUNG, Answer, WorkerProcess
 from mutate.pool import stop_all as stop_workers
-from mutate.warm import UNPLACED
+from mutate.suite import UNPLACED
 from mutate.run import UNSTABLE, Runner, Target, run_env
 from mutate.run import stop_all as stop_runs
 from mutate.suite import Stage, pytest_argv

@@ -27,24 +27,19 @@ from pathlib import Path
 from types import FrameType, ModuleType
 from typing import Any
 
+import torch
+
+from cases.formats import BF16, FP16, FP32, from_bits, to_bits
+from cases.ieee import IEEE_CLASSES
+from cases.random_bits import random_nan_bits
+
 BLOCKS = (16, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 WIDE = (32_769, 40_000, 65_537, 70_001)
 MAX_ELEMENTS = 140_000  # per trial: the interpreter runs about 3 M elements/s
 
 
-def seed_for(base: int, mutant_id: str) -> int:
-    """The trials' seed for one mutant: printed and stored, so a differing input can be drawn again."""
-    return (base * 1_000_003 + int(mutant_id[:8], 16)) % 2**31
-
-
 def draw(rng: random.Random, device: str) -> tuple[Any, Any, str]:
     """One random input (a strided view into a NaN-filled buffer), that buffer, and its description."""
-    import torch
-
-    from cases.formats import FP16, FP32, BF16, from_bits
-    from cases.ieee import IEEE_CLASSES
-    from cases.random_bits import random_nan_bits
-
     fmt = rng.choice((FP32, BF16, FP16))
     rows = rng.choice((1, 1, 2, 3, 4, 5, 7, 8, 9, 16, 33))
     wide = rng.random() < 0.15  # a short batch of wide rows: counts past 2^15 and 2^16 (how 7d0ca2a828 was missed)
@@ -92,8 +87,6 @@ def _outcome(call: Callable[[], Any]) -> dict[str, Any]:
     """What one call gave, as plain data: counts and dtype, or the exception's class."""
     try:
         out = call()
-        import torch
-
         if isinstance(out, torch.Tensor):
             return {"counts": [int(v) for v in out.detach().cpu().tolist()], "dtype": str(out.dtype)}
         return {"value": repr(out)[:200]}
@@ -108,8 +101,6 @@ def same(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def contract_inputs(device: str) -> list[tuple[Any, str]]:
     """Inputs outside the domain the suite's contract tests use: where guards and checks make a difference."""
-    import torch
-
     base = torch.randn(4, 300)
     base[:, ::7] = float("nan")
     return [(x.to(device), desc) for x, desc in (
@@ -120,8 +111,6 @@ def contract_inputs(device: str) -> list[tuple[Any, str]]:
 
 def _paths(module: ModuleType, x: Any) -> dict[str, Callable[[], Any]]:
     """The suite's two paths on one input: the wrapper, and the anchor kernel at BLOCK_SIZE 8192."""
-    import torch
-
     paths: dict[str, Callable[[], Any]] = {"wrapper": lambda: module.get_num_nans(x)}
     kernel = getattr(module, "_num_nans_kernel", None)
     if kernel is not None:
@@ -163,10 +152,6 @@ def load_file(name: str, path: Path) -> ModuleType:
 def compare(original: ModuleType, mutant: ModuleType, mutant_file: Path, changed: Sequence[int], trials: int,
             seed: int, device: str) -> dict[str, Any]:
     """Up to `trials` inputs; stops at the first one on which the two differ."""
-    import torch
-
-    from cases.formats import to_bits
-
     rng = random.Random(seed)
     tracer = LineTracer(str(mutant_file)) if device == "cpu" else None
     def traced(call: Callable[[], Any]) -> dict[str, Any]:

@@ -23,6 +23,14 @@ FAMILY_TEST = f"{SUITE}/{FAMILY_FILE}::test_case"  # its node id, less the case'
 # files of the rest, cheapest and most wrapper-judging first; any other file of the suite follows in name order
 REST_ORDER = ("test_wrapper_contract.py", "test_aliasing.py", "test_aggregate.py", "test_families.py",
               "test_generated_property.py", "test_sweeps.py", "test_execution_semantics.py")
+UNPLACED = "cannot place the input"  # a warm worker skipped the case for memory: the mutant is not judged on it
+CASES_DIR_VAR = "MUTATE_CASES_DIR"  # where a run's workers share built cases (set by mutate.cli per suite revision)
+LAUNCH_MEMO_VAR = "MUTATE_LAUNCH_MEMO"  # "0": every interpreted launch runs (mutate.launch_memo off)
+
+
+def nodeid(case_id: str, path: str) -> str:
+    """The pytest node id of one family case through one path: warm judge and pytest name a killer alike."""
+    return f"{FAMILY_TEST}[{case_id}-{path}]"
 
 
 @dataclass(frozen=True)

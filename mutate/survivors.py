@@ -11,16 +11,21 @@ from pathlib import Path
 from typing import Any
 
 from harness.cli import home
-from mutate import classify, equivalence, generate, report
+from mutate import classify, generate, report
 from mutate.baseline import Baseline
 from mutate.package import Unit
 from mutate.run import run_env
 
 
+def seed_for(base: int, mutant_id: str) -> int:
+    """The trials' seed for one mutant: printed and stored, so a differing input can be drawn again."""
+    return (base * 1_000_003 + int(mutant_id[:8], 16)) % 2**31
+
+
 def run_trials(mutant: generate.Mutant, module: str, folder: Path, traced: Path, original: tuple[str, Path],
                args: argparse.Namespace) -> dict[str, Any]:
     """The equivalence trials in a child (it imports and runs both modules); their JSON result or why none."""
-    seed = equivalence.seed_for(args.seed, mutant.id)
+    seed = seed_for(args.seed, mutant.id)
     argv = [sys.executable, "-m", "mutate.equivalence", "--original", original[0], "--mutant", module,
             "--traced-file", str(traced), "--changed", ",".join(map(str, mutant.changed_lines)),
             "--trials", str(args.trials), "--seed", str(seed), "--device", args.device,

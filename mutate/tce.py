@@ -18,7 +18,9 @@ their pytest stage.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mutate import classify, compiled, generate
-from mutate.specs import Spec
+from mutate.specs import Spec, as_jit_function, named_jit_functions
 from mutate.package import Unit
 
 COMPILE_LIMIT_S = 300.0  # one compile job (a fresh worker imports Triton first); past it the mutant is not viable
@@ -36,10 +38,6 @@ COMPILE_LIMIT_S = 300.0  # one compile job (a fresh worker imports Triton first)
 
 def _jit_functions(top: str) -> dict[str, Any]:
     """"rel:qualname" -> JITFunction for every @triton.jit function defined in the copy `top` (imported)."""
-    import sys
-
-    from mutate.specs import as_jit_function
-
     found: dict[str, Any] = {}
     for name, module in list(sys.modules.items()):
         if module is None or not (name == top or name.startswith(top + ".")):
@@ -57,8 +55,6 @@ def _jit_functions(top: str) -> dict[str, Any]:
 
 def _callees(jit: Any, by_fn: dict[int, str]) -> set[str]:
     """The jit functions of the copy that jit's body names (through its globals, `module.fn` included)."""
-    from mutate.specs import named_jit_functions
-
     return {by_fn[id(f.fn)] for f in named_jit_functions(jit) if id(f.fn) in by_fn}
 
 
@@ -81,10 +77,6 @@ def _source_keys(sources: dict[str, str], calls: dict[str, list[str]]) -> dict[s
 def compile_copy(job: dict[str, Any]) -> dict[str, Any]:
     """The reply to a compile job: the copy's jit functions (source key, callees) and the IR digests of the kernels
     whose key differs from `job["original_keys"]` (all kernels when it is empty), or the spec that fails."""
-    import importlib
-
-    from mutate import compiled
-
     try:
         importlib.import_module(job["module"])
     except Exception as exc:  # noqa: BLE001 - any import failure of a copy: the mutant does not load

@@ -25,18 +25,22 @@ import sys
 import time
 import traceback
 import warnings
+import hashlib
 from typing import IO, Any
 
-UNPLACED = "cannot place the input"  # a case skipped for memory: the mutant is not judged on it
-CASES_DIR_VAR = "MUTATE_CASES_DIR"  # where a run's workers share built cases (set by mutate.cli per suite revision)
-LAUNCH_MEMO_VAR = "MUTATE_LAUNCH_MEMO"  # "0": every interpreted launch runs (mutate.launch_memo off)
+import pytest
+import torch
 
-
-def nodeid(case_id: str, path: str) -> str:
-    """The pytest node id of one family case through one path: warm judge and pytest name a killer alike."""
-    from mutate.suite import FAMILY_TEST
-
-    return f"{FAMILY_TEST}[{case_id}-{path}]"
+from cases import registry
+from harness import backends
+from harness.compare import message
+from harness.judge import PathNotRun, judge_built, suite_context
+from harness.target import PATHS, KernelLoadError, load
+from mutate import tce
+from mutate.coverage import Recorder, recording, to_json
+from mutate.launch_memo import LaunchMemo, replaying
+from mutate.specs import interpreted_here
+from mutate.suite import CASES_DIR_VAR, FAST_FAMILY_MARKERS, LAUNCH_MEMO_VAR, UNPLACED, nodeid
 
 
 class Worker:
@@ -51,22 +55,11 @@ class Worker:
         if compile_only:  # mutate.tce on the CPU: Triton compiles for a GPU target, never interpreted here
             os.environ.pop("TRITON_INTERPRET", None)
             return
-        from cases import registry
-        from harness import backends
-        from harness.judge import suite_context
-        from harness.target import PATHS
-
         self.backend = backends.resolve(device)
         self.backend.prepare()
-        from mutate.specs import interpreted_here
-
         if os.environ.get(LAUNCH_MEMO_VAR, "1") != "0" and interpreted_here():  # compiled launches: nothing to replay
-            from mutate.launch_memo import LaunchMemo
-
             self.memo = LaunchMemo()
         context = suite_context(self.backend)
-        from mutate.suite import FAST_FAMILY_MARKERS
-
         for fc in registry.expand(registry.load(families), context):
             for path in PATHS:
                 self.table[nodeid(str(fc), path)] = (fc, path)
@@ -89,8 +82,6 @@ class Worker:
         """One module through the job's cases; stops at the first failing check unless `all` is set. A mutant's
         interpreted launches are replayed from the worker's launch memo (mutate.launch_memo); the traced original's
         only kept."""
-        from mutate.coverage import Recorder
-
         paths = [p for p in job.get("paths", []) if p not in sys.path]
         sys.path[:0] = paths
         before = set(sys.modules)
@@ -108,18 +99,10 @@ class Worker:
 
     def _memo(self, replay: bool) -> contextlib.AbstractContextManager[Any]:
         """The launch memo around a job (mutate.launch_memo), or nothing where there is none (compiled, or off)."""
-        from mutate.launch_memo import replaying
-
         return contextlib.nullcontext() if self.memo is None else replaying(self.memo, replay=replay)
 
     def _judge_cases(self, job: dict[str, Any], recorder: Any, out: dict[str, Any]) -> dict[str, Any]:
         """The job's cases in order through harness.judge (see judge)."""
-        from harness import backends
-        from harness.compare import message
-        from harness.judge import PathNotRun, judge_built
-        from harness.target import KernelLoadError, load
-        from mutate.coverage import recording, to_json
-
         try:
             target = load(job["module"])
         except KernelLoadError as exc:
@@ -178,8 +161,6 @@ class Worker:
     def compile(self, job: dict[str, Any]) -> dict[str, Any]:
         """A copy's kernels compiled for the job's specs: cache keys of all its jit functions, IR digests of the
         kernels asked (changed ones only, first spec only when asked), or the first spec that does not compile."""
-        from mutate import tce
-
         paths = [p for p in job.get("paths", []) if p not in sys.path]
         sys.path[:0] = paths
         before = set(sys.modules)
@@ -192,8 +173,6 @@ class Worker:
         """The job's pytest arguments run here (`--nan-in-process`): the suite's other tests without a new
         interpreter, torch and Triton imports, an xdist worker and a probe child, interpreted launches replayed from
         the launch memo; its results.json says the rest."""
-        import pytest
-
         before = set(sys.modules)
         try:
             with self._memo(replay=True):
@@ -222,10 +201,6 @@ class Worker:
 def _shared_build(fc: Any, folder: str | None) -> Any:
     """fc's Built from the run's case folder, or built here and saved there (atomically); a case made on the
     device (build_on) is never saved."""
-    import hashlib
-
-    import torch
-
     if not folder:
         return fc.family.build(fc.case)
     path = os.path.join(folder, hashlib.sha1(str(fc).encode()).hexdigest() + ".pt")
@@ -263,8 +238,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=0, help="torch's CPU threads (0: torch's default)")
     args = p.parse_args(argv)
     if args.threads > 0:  # workers side by side: each its share of the cores, not all of them each
-        import torch
-
         torch.set_num_threads(args.threads)
     os.environ["NAN_HARNESS_ISOLATING_CALLER"] = "mutate.warm"  # its pytest stage runs --nan-in-process: we isolate
     reply = os.fdopen(os.dup(1), "w", encoding="utf-8")

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import cli, processes
 from nightly.bisect_run import GOOD, judge
 from reports import markdown
 from reports.results import Results, ResultsError, load
@@ -68,16 +69,12 @@ def template(kernel: str, device: str = "npu", path: str = "tests/test_num_nans_
 
 def child_env() -> dict[str, str]:
     """The caller's environment less its pytest's variables (its addopts, its worker's id are not the suite's)."""
-    from harness import cli, processes
-
     return cli.importable(processes.child_env())
 
 
 def command(kernel: str, device: str, folder: Path, kernel_path: Path, run_id: str, extra: Sequence[str]
             ) -> list[str]:
     """`nan-harness`'s pytest command (harness.cli.arguments) with every report path in folder."""
-    from harness import cli
-
     user = [f"--device={device}", f"--kernel={kernel}", f"--kernel-path={kernel_path}",
             f"--html={folder / REPORTS['html']}", f"--nan-json={folder / REPORTS['json']}",
             f"--junitxml={folder / REPORTS['junit']}", f"--nan-markdown={folder / REPORTS['markdown']}",

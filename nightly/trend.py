@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -280,8 +281,6 @@ def build(root: Path, out: Path, last: int = DEFAULT_LAST) -> Path:
 
 
 def _rel(folder: Path, out: Path) -> str:
-    import os
-
     return Path(os.path.relpath(folder.resolve(), out.resolve())).as_posix()
 
 

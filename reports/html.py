@@ -8,14 +8,17 @@ shows. Text from kernels, ids and messages is escaped (reports.markup): pytest-h
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from reports import not_run, summary
+from reports.bench_json import html_link_fragment
 from reports.collector import record_of_report
+from reports.diagnosis import render as render_diagnosis
 from reports.markup import esc
-from reports.plugin import is_controller
+from reports.plugin import capturable_entry, is_controller, run_diagnosis, run_end
 from reports.run_state import collector_of
 from reports.tables import CASE_COLUMNS, case_cells, environment_table, failure_details
 from verdict.record import TestRecord
@@ -84,9 +87,6 @@ class PrecisionHtml:
 
 def render_summary(config: pytest.Config, session: pytest.Session) -> str:
     """The summary block for this run's collected results."""
-    from reports.diagnosis import render as render_diagnosis
-    from reports.plugin import capturable_entry, run_diagnosis, run_end
-
     info = config.stash[RUN_INFO_KEY]
     collector = collector_of(config)
     assert collector is not None
@@ -101,17 +101,11 @@ def render_summary(config: pytest.Config, session: pytest.Session) -> str:
 
 def bench_link(config: pytest.Config) -> str:
     """A link to the speed plot when a bench.json with its plot sits beside this HTML report (python -m bench)."""
-    from pathlib import Path
-
     html_path = getattr(config.option, "htmlpath", None)
     if not html_path:
         return ""
     bench_json = Path(config.invocation_params.dir, html_path).parent / "bench.json"
     if not bench_json.is_file():
-        return ""
-    try:
-        from reports.bench_json import html_link_fragment
-    except ImportError:
         return ""
     return html_link_fragment(bench_json) or ""
 

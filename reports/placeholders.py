@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree as ET
 from xml.sax.saxutils import quoteattr
 
 import pytest
@@ -101,8 +102,6 @@ def ended_early(paths: dict[str, Path | None], started: str, run_id: str | None,
 def mark_junit_unfinished(path: Path, how: str) -> None:
     """Add an errored testcase to a JUnit file written by a run that did not finish, so a CI reading only JUnit
     never sees the tests that happened to run as the whole, green story."""
-    import xml.etree.ElementTree as ET
-
     try:
         tree = ET.parse(path)
     except (OSError, ET.ParseError):

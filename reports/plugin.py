@@ -14,6 +14,7 @@ import signal
 import sys
 import uuid
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 import pytest

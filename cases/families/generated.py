@@ -28,6 +28,7 @@ from cases.family import Built, Context, Family, params_of
 from cases.formats import FloatFormat, fmt_of, from_bits
 from cases.ieee import IEEE_CLASSES
 from cases.random_bits import generator, randn, random_nan_bits
+from cases.registry import FamilyError
 from reference import bits_reference
 from verdict.record import CaseParams
 
@@ -255,8 +256,6 @@ def seeded(count: int, seed: int = DEFAULT_SEED, budget: Budget = CPU_BUDGET) ->
 
 def cases(context: Context) -> tuple[GenCase, ...]:
     """The seeded cases for this backend, then any named with --nan-gen-case (e.g. a shrunk failure)."""
-    from cases.registry import FamilyError
-
     count = context.option("gen_cases")
     if count is None:
         count = CPU_CASES if context.device == "cpu" else DEVICE_CASES

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from bench.sweep import SCHEMA, measure, ranking
+from bench.sweep import SCHEMA, ranking
+from bench.sweep_configs import measure
 from bench.timers import repetitions, time_cpu
 from tests.support.limits import hang_limit
 
