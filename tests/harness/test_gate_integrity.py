@@ -46,16 +46,39 @@ def _not_stale(run: SubRun) -> None:
     assert _junit_errors(run) >= 1, run.junit.read_text()[:500]
 
 
-@pytest.mark.parametrize("raised", ["skiptest", "skip", "xfail", "exit", "systemexit", "keyboardinterrupt"])
-def test_kernel_cannot_skip_waive_or_stop_its_cases(tmp_path: Path, raised: str, forks: ForkServer | None) -> None:
-    """Item 1: whatever the kernel raises is a verdict about it; only a waiver file waives."""
-    run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.raises_outcome"], env={"NAN_HOSTILE": raised},
-                     server=forks)
-    bf16 = [r for r in run.records if "bf16" in r.nodeid and "wrapper" in r.nodeid]
-    assert run.returncode == 1 and run.doc["finished"], run.describe()
-    assert [r.verdict for r in bf16] == [REFUSED] and bf16[0].outcome == "failed", run.describe()
+# what each of tests.hostile.raises_outcome's raisers shows as, in the record's message ("KernelRaised: <type>:")
+RAISED = {"skiptest": "SkipTest", "skip": "Skipped", "xfail": "XFailed", "exit": "Exit", "systemexit": "SystemExit",
+          "keyboardinterrupt": "KeyboardInterrupt"}
+# 48 small cases, 8 of them bf16 through the wrapper: the kernel raises each of the six in turn there (NAN_HOSTILE=each)
+RAISES_CASES = ["tests/precision/test_families.py", "-m", "nan_matrix", "-k", "prefix and (1x128 or 2x5000)"]
+
+
+@pytest.fixture(scope="module")
+def raises_run(tmp_path_factory: pytest.TempPathFactory, device: str, forks: ForkServer | None) -> SubRun:
+    """One run in which the kernel raises every outcome exception, one per bf16 call: the run must go on after each."""
+    if device != "cpu":
+        pytest.skip("these sub-runs use --device cpu")
+    return run_pytest(tmp_path_factory.mktemp("raises"), [*RAISES_CASES, "--kernel", "tests.hostile.raises_outcome"],
+                      env={"NAN_HOSTILE": "each"}, server=forks)
+
+
+def test_a_kernel_raising_outcomes_leaves_a_finished_failed_run(raises_run: SubRun) -> None:
+    """Item 1: nothing the kernel raised stopped the run, skipped or waived a case, or left the report green."""
+    run = raises_run
+    assert run.returncode == 1 and run.doc["finished"] and len(run.records) == 48, run.describe()
     assert not [r for r in run.records if r.outcome in ("skipped", "xfailed")], run.describe()
     assert '<span class="nan-verdict-fail">FAIL</span>' in run.html.read_text(), run.describe()
+    bf16 = [r for r in run.records if "bf16" in r.nodeid and "wrapper" in r.nodeid]
+    assert len(bf16) == 8 and not [r for r in run.records if r.failed and r not in bf16], run.describe()
+
+
+@pytest.mark.parametrize("raised", list(RAISED))
+def test_kernel_cannot_skip_waive_or_stop_its_cases(raises_run: SubRun, raised: str) -> None:
+    """Item 1: whatever the kernel raises is a verdict about it; only a waiver file waives."""
+    hit = [r for r in raises_run.records if f"KernelRaised: {RAISED[raised]}:" in r.message]
+    assert hit, f"no case met {raised}\n{raises_run.describe()}"
+    assert all("bf16" in r.nodeid and "wrapper" in r.nodeid for r in hit), [r.nodeid for r in hit]
+    assert {(r.verdict, r.outcome) for r in hit} == {(REFUSED, "failed")}, raises_run.describe()
 
 
 def test_refusal_by_pytest_skip_outside_the_domain_fails(tmp_path: Path) -> None:
