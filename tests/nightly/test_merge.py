@@ -23,21 +23,23 @@ SELECTION = ["tests/precision", "-m", "nan_matrix or nan_special", "-k", KEYWORD
 DURATIONS = str(ROOT / ".test_durations")  # the committed file the nightly's shards use
 
 
-def _shards(base: Path, splits: int, extra: list[str], server: ForkServer | None) -> list[SubRun]:
+def _shards(base: Path, splits: int, extra: list[str], server: ForkServer | None, in_process: bool = False
+            ) -> list[SubRun]:
     return [run_pytest(base / f"group-{group}", [*SELECTION, "--splits", str(splits), "--group", str(group),
-                                                 "--durations-path", DURATIONS, *extra], server=server)
-            for group in range(1, splits + 1)]
+                                                 "--durations-path", DURATIONS, *extra], server=server,
+                       in_process=in_process) for group in range(1, splits + 1)]
 
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, device: str) -> dict[str, Any]:
-    """The unsharded run, 2 shards and 3 shards (through xdist), one at a time from one fork server."""
+    """The unsharded run and 2 shards judged in their own process, 3 shards through xdist as the nightly's nodes
+    run, one at a time from one fork server (tests/reports/test_report_runs.py: the two ways write the same)."""
     if device != "cpu":
         pytest.skip("the shard sub-runs use --device cpu")
     base = tmp_path_factory.mktemp("shards")
     with fork_server() as server:
-        whole = run_pytest(base / "whole", SELECTION, server=server)
-        two = _shards(base / "two", 2, [], server)
+        whole = run_pytest(base / "whole", SELECTION, server=server, in_process=True)
+        two = _shards(base / "two", 2, [], server, in_process=True)
         three = _shards(base / "three", 3, ["-n", "1"], server)  # through xdist, as the nightly's nodes run
     return {"whole": whole, "two": two, "three": three, "base": base}
 
