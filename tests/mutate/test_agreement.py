@@ -1,7 +1,8 @@
 """The warm judge gives the statuses one isolated pytest per mutant gives (mutate.agreement).
 
-A fixed slice of upstream vLLM's design (a kill, a survivor, a build error): `tox` judges it on the matrix cases
-(--select nan_matrix: no pytest stage), `tox -e selftest-slow` and the CPU nightly on the whole suite (there the
+A fixed slice of upstream vLLM's design (a kill, a survivor, a build error): `tox` judges it on the special-values
+family (--select nan_special: six cases, no pytest stage; the warm judge's part of the time is its start, not the
+cases), `tox -e selftest-slow` and the CPU nightly on the whole suite (there the
 survivor also survives the pytest stage); the seeded 30 mutants of every design run in `tox -e mutate-agreement`
 (result in docs/mutate.md)."""
 from __future__ import annotations
@@ -34,8 +35,8 @@ def test_statuses_agree_only_when_they_mean_the_same() -> None:
 
 
 @pytest.mark.timeout(hang_limit(slowest_s=205))  # 3 mutants both ways on the whole suite, beside a mutation run
-@pytest.mark.parametrize("select", ["nan_matrix", pytest.param(None, marks=pytest.mark.nan_selftest_slow)],
-                         ids=["matrix", "whole-suite"])
+@pytest.mark.parametrize("select", ["nan_special", pytest.param(None, marks=pytest.mark.nan_selftest_slow)],
+                         ids=["special", "whole-suite"])
 def test_warm_judge_agrees_with_pytest_on_a_slice(tmp_path: Path, select: str | None) -> None:
     done = subprocess.run([sys.executable, "-m", "mutate.agreement", "--kernel", "tests.designs.upstream_vllm",
                            "--ids", ",".join(SLICE), "--out", str(tmp_path), "--jobs", "1",
