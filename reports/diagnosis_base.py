@@ -52,8 +52,8 @@ class Diagnosis:
     def from_dict(cls, data: Mapping[str, Any]) -> Diagnosis:
         """A diagnosis as results.json holds it (older files lack the later fields)."""
         blocks = list((data.get("blocks") or {}).items())
-        made: Diagnosis = from_data(cls, {"category": "unknown", **data, "blocks": blocks, "explains": None})
-        return made
+        fields = {"category": "unknown", **data, "blocks": blocks, "explains": None}
+        return from_data(cls, fields)  # type: ignore[no-any-return]
 
 
 Hit = TestRecord | tuple[TestRecord, Check]  # a whole failing test, or one failing check of it
