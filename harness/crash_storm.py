@@ -52,7 +52,7 @@ def dtype_name(value: object) -> str:
 def group_of(item: pytest.Item) -> CrashGroup:
     """The item's group, from its case parameters (family cases) and its `path` and `dtype` test parameters."""
     params: Mapping[str, object] = getattr(getattr(item, "callspec", None), "params", {})
-    case = next((CaseParams.from_dict(json.loads(str(v))) for k, v in item.user_properties if k == PARAMS_PROPERTY),
+    case = next((CaseParams.from_json(str(v)) for k, v in item.user_properties if k == PARAMS_PROPERTY),
                 None)
     path = params.get("path")
     return CrashGroup(str(getattr(item, "originalname", "") or item.name), case.family if case else "",

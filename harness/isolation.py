@@ -8,14 +8,12 @@ A crash storm (harness.crash_storm) spares the worker starts: every worker skips
 """
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Generator
-from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -109,8 +107,8 @@ class CrashStormWatch:
         controller decides a storm, never the process the kernel runs in."""
         for name, value in report.user_properties:
             if name == GROUP_PROPERTY and report.when == "setup":
-                self.groups[report.nodeid] = CrashGroup.from_dict(json.loads(str(value)))
-            elif name == STORM_PROPERTY and not self.storms.confirmed(CrashStorm.from_dict(json.loads(str(value)))):
+                self.groups[report.nodeid] = CrashGroup.from_json(str(value))
+            elif name == STORM_PROPERTY and not self.storms.confirmed(CrashStorm.from_json(str(value))):
                 report.outcome = "failed"
                 report.longrepr = f"skipped for a crash storm this run never confirmed: {value}"
         if report.when == "setup" and "xfail" in report.keywords:
@@ -172,7 +170,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     for item in items:
         item.stash[GROUP_KEY] = group_of(item)
-        item.user_properties.append((GROUP_PROPERTY, json.dumps(asdict(item.stash[GROUP_KEY]))))
+        item.user_properties.append((GROUP_PROPERTY, item.stash[GROUP_KEY].to_json()))
 
 
 @pytest.hookimpl(tryfirst=True)
