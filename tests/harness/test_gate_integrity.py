@@ -12,6 +12,7 @@ import torch
 from reports import compare
 from reports.plugin import ended
 from tests.support.forkserver import ForkServer
+from tests.support.forkworkers import REAL_WORKERS
 from tests.support.subrun import SubRun, run_pytest
 from verdict.record import PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check
 
@@ -216,10 +217,11 @@ def test_an_unfinished_run_never_says_passed(exitstatus: int, ran: int, collecte
 
 @pytest.mark.parametrize("hostile", ["", "exit"], ids=["worker-ends", "worker-dies"])
 def test_processes_the_kernel_starts_end_with_the_run(tmp_path: Path, hostile: str, forks: ForkServer | None) -> None:
-    """Also noticed: a kernel's child processes outlived the run (also when its worker died under them)."""
+    """Also noticed: a kernel's child processes outlived the run (also when its worker died under them). Real xdist
+    workers: the controller adopts a dead worker's orphans only when the worker is its own descendant."""
     pidfile = tmp_path / "pids.txt"
     run = run_pytest(tmp_path, [*SPECIALS, "--kernel", "tests.hostile.spawns_child"],
-                     env={"NAN_HOSTILE_PIDFILE": str(pidfile), "NAN_HOSTILE": hostile}, server=forks)
+                     env={"NAN_HOSTILE_PIDFILE": str(pidfile), "NAN_HOSTILE": hostile, **REAL_WORKERS}, server=forks)
     pids = [int(p) for p in pidfile.read_text().split()]
     assert pids, run.describe()
     alive = [pid for pid in pids if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]

@@ -1,0 +1,86 @@
+"""The self-test's forked xdist workers (tests.support.forkworkers) behave as the interpreter they stand in for:
+streams, arguments and exit status (a signal included) pass through; a request it must not fork runs the real
+interpreter; a launcher killed outright takes its worker with it."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.forkworkers import LAUNCHER, REAL_WORKERS
+from tests.support.limits import hang_limit
+
+ROOT = Path(__file__).resolve().parents[2]
+# a forked worker prints who it is: its pid, its parent's, its argv and the line it read from stdin
+WHOAMI = "import os, sys; print(os.getpid(), os.getppid(), sys.argv[1:], sys.stdin.readline().strip(), sep='|', flush=True)"
+START_S = hang_limit(slowest_s=3.0)  # the server's torch import beside a tox run
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    path = str(tmp_path_factory.mktemp("workers") / "socket")
+    proc = subprocess.Popen([sys.executable, "-m", "tests.support.forkworkers", path], cwd=ROOT,
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + START_S
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert os.path.exists(path), "the worker server did not start"
+    yield proc, path
+    assert proc.stdin is not None
+    proc.stdin.close()
+    proc.wait(timeout=START_S)
+
+
+def _launch(path: str, code: str, *, cwd: Path = ROOT, env: dict[str, str] | None = None,
+            stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-S", str(LAUNCHER), path, "-u", "-c", code, "an-arg"], cwd=cwd,
+                          env={**os.environ, **(env or {})}, input=stdin, capture_output=True, text=True,
+                          timeout=START_S, check=False)
+
+
+def test_a_forked_worker_gets_the_streams_the_arguments_and_its_status(server: tuple[subprocess.Popen[bytes], str]
+                                                                       ) -> None:
+    proc, path = server
+    done = _launch(path, WHOAMI + "; sys.stderr.write('to stderr'); sys.exit(3)", stdin="a line\n")
+    pid, parent, argv, line = done.stdout.strip().split("|")
+    assert (done.returncode, int(parent), argv, line, done.stderr) == (3, proc.pid, "['an-arg']", "a line", "to stderr")
+    assert not Path(f"/proc/{pid}").exists()
+
+
+def test_a_worker_ended_by_a_signal_ends_its_launcher_by_it(server: tuple[subprocess.Popen[bytes], str]) -> None:
+    done = _launch(server[1], "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+    assert done.returncode == -signal.SIGSEGV
+
+
+@pytest.mark.parametrize("where", ["other-directory", "real-workers"])
+def test_what_the_server_must_not_fork_runs_the_real_interpreter(server: tuple[subprocess.Popen[bytes], str],
+                                                                 tmp_path: Path, where: str) -> None:
+    cwd, env = (tmp_path, None) if where == "other-directory" else (ROOT, REAL_WORKERS)
+    done = subprocess.Popen([sys.executable, "-S", str(LAUNCHER), server[1], "-u", "-c", WHOAMI], cwd=cwd,
+                            env={**os.environ, **(env or {})}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    out, _ = done.communicate("x\n", timeout=START_S)
+    assert (done.returncode, int(out.split("|")[0])) == (0, done.pid)  # the launcher became the interpreter
+
+
+def test_a_killed_launcher_takes_its_worker_with_it(server: tuple[subprocess.Popen[bytes], str],
+                                                    tmp_path: Path) -> None:
+    pidfile = tmp_path / "pid"
+    launcher = subprocess.Popen([sys.executable, "-S", str(LAUNCHER), server[1], "-u", "-c",
+                                 f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); "
+                                 "time.sleep(600)"], cwd=ROOT)
+    deadline = time.monotonic() + START_S
+    while not (pidfile.is_file() and pidfile.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    worker = int(pidfile.read_text())
+    assert worker != launcher.pid
+    launcher.kill()
+    launcher.wait(timeout=START_S)
+    while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{worker}").exists(), "the worker outlived its launcher"

@@ -1,0 +1,180 @@
+"""Forks the xdist workers of forked sub-runs from a Python with torch and pytest's plugins imported.
+
+A sub-run's controller starts each xdist worker (and each replacement after a crash) as a fresh `python -u -c
+<execnet bootstrap>`, which spends about 3 s importing torch and the plugins before its first case; most sub-runs of
+the self-test are a few cases, so that start was most of their time. In a sub-run forked by tests.support.forkserver,
+`WorkerSpecs` points xdist's popen specs at tests/support/worker_launch.py (the `python=` of an execnet spec), which
+hands its streams to this server; the server forks a child that becomes that interpreter (streams, directory,
+environment, `sys.argv`, a fresh `__main__`) and runs the bootstrap, and it reports the child's exit status back.
+
+Declined, so the launcher runs the real interpreter: another working directory (the repository's own modules are
+already imported here), PYTHON* variables other than the server's (read only when an interpreter starts), or
+interpreter options other than xdist's `-u -c`, or NAN_SELFTEST_FORK=runs in the worker's environment.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import shlex
+import signal
+import socket
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+LAUNCHER = Path(__file__).with_name("worker_launch.py")
+# NAN_SELFTEST_FORK=runs: the sub-runs are forked, their workers are real interpreters (set by a sub-run whose
+# subject is the process tree below its controller: a forked worker is the server's child, not the controller's)
+SWITCH, RUNS_ONLY = "NAN_SELFTEST_FORK", "runs"
+REAL_WORKERS = {SWITCH: RUNS_ONLY}  # a sub-run's env for that
+_WAKE_BYTES = 512
+
+
+def _startup_vars(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if k.startswith("PYTHON")}
+
+
+class WorkerSpecs:
+    """A plugin for a forked sub-run's controller: its popen workers start through the launcher."""
+
+    def __init__(self, socket_path: str) -> None:
+        self.python = shlex.join([sys.executable, "-S", str(LAUNCHER), socket_path])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, specs: list[Any]) -> None:
+        for spec in specs:
+            if spec.popen and not spec.python and not spec.via:
+                spec.python = self.python
+
+
+def _declined(job: dict[str, Any], startup: dict[str, str]) -> str:
+    argv = job["argv"]
+    if job["env"].get(SWITCH) == RUNS_ONLY:
+        return f"{SWITCH}={RUNS_ONLY}"
+    if job["cwd"] != os.getcwd():
+        return "another working directory"
+    if _startup_vars(job["env"]) != startup:
+        return "other PYTHON* variables"
+    options = argv[:argv.index("-c")] if "-c" in argv[:-1] else argv
+    if "-u" not in options or not set(options) <= {"-u", "-B"}:
+        return f"interpreter options {options}"
+    return ""
+
+
+def _accept(listener: socket.socket, startup: dict[str, str]) -> tuple[socket.socket, dict[str, Any] | None]:
+    """Read one launcher's request: the job with its streams, or None after telling it to run the interpreter."""
+    conn, _ = listener.accept()
+    try:
+        message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
+        job = json.loads(message)
+    except (OSError, ValueError):  # a launcher gone before its request: nothing to start
+        conn.close()
+        return conn, None
+    reason = "no streams" if len(fds) != 3 else _declined(job, startup)
+    if reason:
+        for fd in fds:
+            os.close(fd)
+        _tell(conn, {"declined": reason})
+        conn.close()
+        return conn, None
+    return conn, {**job, "fds": fds}
+
+
+def _tell(conn: socket.socket, reply: dict[str, Any]) -> None:
+    try:
+        conn.send(json.dumps(reply).encode())
+    except OSError:  # its launcher is gone: the select loop kills what it started
+        pass
+
+
+def serve(socket_path: str) -> dict[str, Any] | None:
+    """Fork a worker per request until stdin closes; returns only in a forked worker, with its job."""
+    startup = _startup_vars(dict(os.environ))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(socket_path)
+    listener.listen(64)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    live: dict[socket.socket, int] = {}  # launcher connection -> its worker
+    while True:
+        ready, _, _ = select.select([sys.stdin, listener, wake_r, *live], [], [])
+        if sys.stdin in ready and not os.read(sys.stdin.fileno(), 1):
+            break
+        if wake_r in ready:
+            os.read(wake_r, _WAKE_BYTES)
+        for conn in [c for c in live if c in ready]:  # a launcher gone before its worker: nobody reads it now
+            os.kill(live.pop(conn), signal.SIGKILL)
+            conn.close()
+        _reap(live)
+        if listener in ready:
+            conn, job = _accept(listener, startup)
+            if job is None:
+                continue
+            pid = os.fork()
+            if pid == 0:
+                for fd in (listener, conn, *live):
+                    fd.close()
+                for fd in (wake_r, wake_w):
+                    os.close(fd)
+                signal.set_wakeup_fd(-1)
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                return job
+            for fd in job["fds"]:
+                os.close(fd)
+            _tell(conn, {"pid": pid})
+            live[conn] = pid
+    for pid in live.values():
+        os.kill(pid, signal.SIGKILL)
+    return None
+
+
+def _reap(live: dict[socket.socket, int]) -> None:
+    """Tell each launcher whose worker ended its status (a killed orphan is reaped here too)."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        for conn, worker in list(live.items()):
+            if worker == pid:
+                del live[conn]
+                _tell(conn, {"status": os.waitstatus_to_exitcode(status)})
+                conn.close()
+
+
+def become(job: dict[str, Any]) -> str:
+    """Turn this fork into `python -u -c CODE`, started in the job's directory with its streams; returns CODE."""
+    for target, fd in zip((0, 1, 2), job["fds"]):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(job["cwd"])
+    os.environ.clear()
+    os.environ.update(job["env"])
+    sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115 - the process's stream
+    sys.stdout = sys.__stdout__ = open(1, "w", buffering=1, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stderr = sys.__stderr__ = open(2, "w", buffering=1, encoding="utf-8", errors="backslashreplace",  # noqa: SIM115
+                                       closefd=False)
+    code_at = job["argv"].index("-c") + 1
+    sys.argv = ["-c", *job["argv"][code_at + 1:]]
+    sys.path[0] = ""  # what `python -c` puts first
+    sys.dont_write_bytecode = sys.dont_write_bytecode or "-B" in job["argv"][:code_at]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    return str(job["argv"][code_at])
+
+
+if __name__ == "__main__":
+    from tests.support.forkserver import preload
+
+    preload()
+    worker = serve(sys.argv[1])
+    if worker is not None:
+        exec(compile(become(worker), "<string>", "exec"), vars(sys.modules["__main__"]))  # noqa: S102
