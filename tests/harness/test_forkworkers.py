@@ -58,10 +58,14 @@ def test_a_worker_ended_by_a_signal_ends_its_launcher_by_it(server: tuple[subpro
     assert done.returncode == -signal.SIGSEGV
 
 
-@pytest.mark.parametrize("where", ["other-directory", "real-workers"])
+OTHER_MODE = {"TRITON_INTERPRET": "0" if os.environ.get("TRITON_INTERPRET") == "1" else "1"}
+
+
+@pytest.mark.parametrize("where", ["other-directory", "real-workers", "other-triton-mode"])
 def test_what_the_server_must_not_fork_runs_the_real_interpreter(server: tuple[subprocess.Popen[bytes], str],
                                                                  tmp_path: Path, where: str) -> None:
-    cwd, env = (tmp_path, None) if where == "other-directory" else (ROOT, REAL_WORKERS)
+    cwd, env = {"other-directory": (tmp_path, None), "real-workers": (ROOT, REAL_WORKERS),
+                "other-triton-mode": (ROOT, OTHER_MODE)}[where]
     done = subprocess.Popen([sys.executable, "-S", str(LAUNCHER), server[1], "-u", "-c", WHOAMI], cwd=cwd,
                             env={**os.environ, **(env or {})}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     out, _ = done.communicate("x\n", timeout=START_S)

@@ -8,7 +8,7 @@ hands its streams to this server; the server forks a child that becomes that int
 environment, `sys.argv`, a fresh `__main__`) and runs the bootstrap, and it reports the child's exit status back.
 
 Declined, so the launcher runs the real interpreter: another working directory (the repository's own modules are
-already imported here), PYTHON* variables other than the server's (read only when an interpreter starts), or
+already imported here), PYTHON* or TRITON_INTERPRET values other than the server's (read on start-up), or
 interpreter options other than xdist's `-u -c`, or NAN_SELFTEST_FORK=runs in the worker's environment.
 """
 from __future__ import annotations
@@ -31,11 +31,14 @@ LAUNCHER = Path(__file__).with_name("worker_launch.py")
 # subject is the process tree below its controller: a forked worker is the server's child, not the controller's)
 SWITCH, RUNS_ONLY = "NAN_SELFTEST_FORK", "runs"
 REAL_WORKERS = {SWITCH: RUNS_ONLY}  # a sub-run's env for that
+INTERPRET_VAR = "TRITON_INTERPRET"
+# read when an interpreter (or Triton) starts: a run whose environment sets one gets a fresh Python, not a fork
+STARTUP_VARS = ("PYTHON", INTERPRET_VAR)
 _WAKE_BYTES = 512
 
 
 def _startup_vars(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith("PYTHON")}
+    return {k: v for k, v in env.items() if k.startswith(STARTUP_VARS)}
 
 
 class WorkerSpecs:
@@ -58,7 +61,7 @@ def _declined(job: dict[str, Any], startup: dict[str, str]) -> str:
     if job["cwd"] != os.getcwd():
         return "another working directory"
     if _startup_vars(job["env"]) != startup:
-        return "other PYTHON* variables"
+        return "other start-up variables"
     options = argv[:argv.index("-c")] if "-c" in argv[:-1] else argv
     if "-u" not in options or not set(options) <= {"-u", "-B"}:
         return f"interpreter options {options}"

@@ -2,7 +2,7 @@
 and the parsed results.json (real node ids, outcomes and verdicts) back.
 
 The fork server (tests.support.forkserver) saves the torch and plugin imports per sub-run; it is used when passed in,
-unless the sub-run sets a variable only a starting interpreter reads (PYTHONPATH, ...).
+unless the sub-run sets a variable only a starting interpreter reads (PYTHONPATH, TRITON_INTERPRET, ...).
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from typing import Any
 from harness import processes
 from harness.activation import IN_PROCESS, IN_PROCESS_CALLER
 from tests.support.forkserver import ForkServer
+from tests.support.forkworkers import STARTUP_VARS
 from tests.support.limits import hang_limit
 from verdict.record import TestRecord
 
@@ -27,8 +28,6 @@ SUITE = "tests/precision"
 TIMEOUT_S = hang_limit(slowest_s=111.5)  # the slowest test of sub-runs (tests/nightly/test_merge.py's shards)
 # a sub-run must not inherit the outer pytest's (or its xdist worker's) variables, nor write into the CI job's summary
 _DROP_PREFIXES = ("PYTEST_", "COV_", "_PYTEST", "GITHUB_STEP_SUMMARY")
-# read when an interpreter starts: a sub-run that sets one gets a fresh Python, not a fork of the server's
-STARTUP_VARS = ("PYTHON",)
 # failed tests are not rerun in sub-runs (each rerun is another pytest process); a test of the reruns passes its own
 RERUNS_OFF: tuple[str, ...] = ("--nan-reruns=0",)
 # a planted variant that does not compile or import is a broken plant, not a caught bug
