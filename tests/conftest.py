@@ -1,17 +1,48 @@
-"""Loaded by every process that runs tests/ (xdist's controller included): registers the planted-bug score, and
-holds the one fork server each test process starts its sub-runs from."""
+"""Loaded by every process that runs tests/ (xdist's controller included): registers the planted-bug score, holds
+the one fork server each test process starts its sub-runs from, and the one worker server that forks the xdist
+workers of every pytest this session starts (tests.support.forkworkers)."""
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.selftest import score
 from tests.support.forkserver import ForkServer, fork_server
+from tests.support.forkworkers import SWITCH, WORKERS_VAR, point_at_launcher, worker_server
+
+PRECISION = Path(__file__).parent / "precision"
 
 
 def pytest_configure(config: pytest.Config) -> None:
     score.register(config)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_setupnodes(config: pytest.Config, specs: list[Any]) -> None:
+    """A pytest started below a self-test session: its workers are forked by that session's worker server."""
+    if os.environ.get(WORKERS_VAR):
+        point_at_launcher(specs, os.environ[WORKERS_VAR])
+
+
+@pytest.fixture(scope="session", autouse=True)
+def forked_workers(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The worker server, for sessions that start pytest runs (not the precision suite's own; NAN_SELFTEST_FORK=0 or
+    runs: none, every xdist worker a fresh interpreter)."""
+    items = request.session.items
+    if (os.environ.get(SWITCH, "1") != "1" or not hasattr(os, "fork") or WORKERS_VAR in os.environ
+            or all(PRECISION in item.path.parents for item in items)):
+        yield
+        return
+    with worker_server() as path:
+        os.environ[WORKERS_VAR] = path
+        try:
+            yield
+        finally:
+            os.environ.pop(WORKERS_VAR, None)
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,6 @@
 """The self-test's forked xdist workers (tests.support.forkworkers) behave as the interpreter they stand in for:
 streams, arguments and exit status (a signal included) pass through; a request it must not fork runs the real
-interpreter; a launcher killed outright takes its worker with it."""
+interpreter; a launcher killed outright takes its worker with it; a pytest the session starts gets them."""
 from __future__ import annotations
 
 import os
@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.forkworkers import LAUNCHER, REAL_WORKERS
+from tests.support.forkworkers import LAUNCHER, REAL_WORKERS, WORKERS_VAR
 from tests.support.limits import hang_limit
 
 ROOT = Path(__file__).resolve().parents[2]
 # a forked worker prints who it is: its pid, its parent's, its argv and the line it read from stdin
-WHOAMI = "import os, sys; print(os.getpid(), os.getppid(), sys.argv[1:], sys.stdin.readline().strip(), sep='|', flush=True)"
+WHOAMI = ("import os, sys; "
+          "print(os.getpid(), os.getppid(), sys.argv[1:], sys.stdin.readline().strip(), sep='|', flush=True)")
 START_S = hang_limit(slowest_s=3.0)  # the server's torch import beside a tox run
 
 
@@ -61,12 +62,19 @@ def test_a_worker_ended_by_a_signal_ends_its_launcher_by_it(server: tuple[subpro
 OTHER_MODE = {"TRITON_INTERPRET": "0" if os.environ.get("TRITON_INTERPRET") == "1" else "1"}
 
 
-@pytest.mark.parametrize("where", ["other-directory", "real-workers", "other-triton-mode"])
+BASE_PYTHON = str(Path(sys.base_prefix) / "bin" / "python3")  # the interpreter this environment was made from
+
+
+@pytest.mark.parametrize("where", ["other-directory", "real-workers", "other-triton-mode", "other-interpreter"])
 def test_what_the_server_must_not_fork_runs_the_real_interpreter(server: tuple[subprocess.Popen[bytes], str],
                                                                  tmp_path: Path, where: str) -> None:
-    cwd, env = {"other-directory": (tmp_path, None), "real-workers": (ROOT, REAL_WORKERS),
-                "other-triton-mode": (ROOT, OTHER_MODE)}[where]
-    done = subprocess.Popen([sys.executable, "-S", str(LAUNCHER), server[1], "-u", "-c", WHOAMI], cwd=cwd,
+    cwd, env, python = {"other-directory": (tmp_path, None, sys.executable),
+                        "real-workers": (ROOT, REAL_WORKERS, sys.executable),
+                        "other-triton-mode": (ROOT, OTHER_MODE, sys.executable),
+                        "other-interpreter": (ROOT, None, BASE_PYTHON)}[where]
+    if python == BASE_PYTHON and (sys.prefix == sys.base_prefix or not Path(python).is_file()):
+        pytest.skip("no other interpreter than this one here")
+    done = subprocess.Popen([python, "-S", str(LAUNCHER), server[1], "-u", "-c", WHOAMI], cwd=cwd,
                             env={**os.environ, **(env or {})}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     out, _ = done.communicate("x\n", timeout=START_S)
     assert (done.returncode, int(out.split("|")[0])) == (0, done.pid)  # the launcher became the interpreter
@@ -88,3 +96,17 @@ def test_a_killed_launcher_takes_its_worker_with_it(server: tuple[subprocess.Pop
     while Path(f"/proc/{worker}").exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not Path(f"/proc/{worker}").exists(), "the worker outlived its launcher"
+
+
+def test_a_pytest_this_session_starts_gets_forked_workers(tmp_path: Path) -> None:
+    """The session's server reaches a pytest started as any tool starts one (here: a plain subprocess)."""
+    if WORKERS_VAR not in os.environ:
+        pytest.skip("NAN_SELFTEST_FORK is 0 or runs: every worker is a fresh interpreter")
+    probe, parent = tmp_path / "test_probe.py", tmp_path / "parent.txt"
+    probe.write_text("import os\n\ndef test_parent():\n"
+                     f"    open({str(parent)!r}, 'w').write(open(f'/proc/{{os.getppid()}}/cmdline').read())\n")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "1", "-q",
+                           "--rootdir", str(tmp_path), "-c", os.devnull, "-p", "tests.conftest", str(probe)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=START_S * 3, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "tests.support.forkworkers" in parent.read_text().split("\0"), parent.read_text()

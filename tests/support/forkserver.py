@@ -15,17 +15,16 @@ import select
 import signal
 import subprocess
 import sys
-import tempfile
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.forkworkers import INTERPRET_VAR, RUNS_ONLY, SWITCH, WorkerSpecs
+from tests.support.forkworkers import INTERPRET_VAR
 from tests.support.limits import hang_limit
 
 
-def _child(job: dict, plugins: list[object]) -> None:
+def _child(job: dict) -> None:
     code = 3
     try:
         null = os.open(os.devnull, os.O_RDONLY)
@@ -43,7 +42,7 @@ def _child(job: dict, plugins: list[object]) -> None:
         sys.path.insert(0, job["cwd"])  # what `python -m pytest` does
         import pytest
 
-        code = int(pytest.main(args, plugins=plugins))
+        code = int(pytest.main(args))
     except BaseException:  # noqa: BLE001 - report anything, then leave without the parent's atexit handlers
         traceback.print_exc()
     finally:
@@ -71,29 +70,13 @@ def preload() -> None:
 
 def serve() -> None:
     preload()
-    with tempfile.TemporaryDirectory(prefix="nan-workers-") as folder:
-        if os.environ.get(SWITCH) == RUNS_ONLY:
-            _serve_runs([])
-            return
-        path = os.path.join(folder, "socket")
-        workers = subprocess.Popen([sys.executable, "-m", "tests.support.forkworkers", path], stdin=subprocess.PIPE,
-                                   stdout=subprocess.DEVNULL)  # this process's stdout is the protocol
-        try:
-            _serve_runs([WorkerSpecs(path)])
-        finally:
-            assert workers.stdin is not None
-            workers.stdin.close()
-            workers.wait()
-
-
-def _serve_runs(plugins: list[object]) -> None:
     out = sys.stdout
     for line in sys.stdin:
         job = json.loads(line)
         out.flush()
         pid = os.fork()
         if pid == 0:
-            _child(job, plugins)
+            _child(job)
         out.write(json.dumps({"pid": pid}) + "\n")
         out.flush()
         _, status = os.waitpid(pid, 0)

@@ -1,14 +1,16 @@
-"""Forks the xdist workers of forked sub-runs from a Python with torch and pytest's plugins imported.
+"""Forks the xdist workers of every pytest a self-test session starts, from a Python with torch, pytest's plugins
+and (under the interpreter) Triton imported.
 
-A sub-run's controller starts each xdist worker (and each replacement after a crash) as a fresh `python -u -c
-<execnet bootstrap>`, which spends about 3 s importing torch and the plugins before its first case; most sub-runs of
-the self-test are a few cases, so that start was most of their time. In a sub-run forked by tests.support.forkserver,
-`WorkerSpecs` points xdist's popen specs at tests/support/worker_launch.py (the `python=` of an execnet spec), which
+A pytest controller starts each xdist worker (and each replacement after a crash) as a fresh `python -u -c
+<execnet bootstrap>`, which spends about 3 s importing torch and the plugins before its first case; most runs the
+self-test starts (its own sub-runs, the nightly's, mutate's, the harness's reruns) are a few cases, so that start
+was most of their time. Under a session that started this server (tests/conftest.py sets NAN_SELFTEST_WORKERS to its
+socket), `point_at_launcher` sets the `python=` of xdist's popen specs to tests/support/worker_launch.py, which
 hands its streams to this server; the server forks a child that becomes that interpreter (streams, directory,
 environment, `sys.argv`, a fresh `__main__`) and runs the bootstrap, and it reports the child's exit status back.
 
-Declined, so the launcher runs the real interpreter: another working directory (the repository's own modules are
-already imported here), PYTHON* or TRITON_INTERPRET values other than the server's (read on start-up), or
+Declined, so the launcher runs the real interpreter: another interpreter, another working directory (the
+repository's own modules are already imported here), start-up variables other than the server's (STARTUP_VARS),
 interpreter options other than xdist's `-u -c`, or NAN_SELFTEST_FORK=runs in the worker's environment.
 """
 from __future__ import annotations
@@ -19,21 +21,25 @@ import select
 import shlex
 import signal
 import socket
+import subprocess
 import sys
+import tempfile
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 LAUNCHER = Path(__file__).with_name("worker_launch.py")
 # NAN_SELFTEST_FORK=runs: the sub-runs are forked, their workers are real interpreters (set by a sub-run whose
 # subject is the process tree below its controller: a forked worker is the server's child, not the controller's)
 SWITCH, RUNS_ONLY = "NAN_SELFTEST_FORK", "runs"
 REAL_WORKERS = {SWITCH: RUNS_ONLY}  # a sub-run's env for that
+WORKERS_VAR = "NAN_SELFTEST_WORKERS"  # the server's socket, for every pytest the self-test starts (tests/conftest.py)
 INTERPRET_VAR = "TRITON_INTERPRET"
-# read when an interpreter (or Triton) starts: a run whose environment sets one gets a fresh Python, not a fork
-STARTUP_VARS = ("PYTHON", INTERPRET_VAR)
+# read when an interpreter, a library or Triton starts: a run whose environment gives one another value than the
+# server's gets a fresh Python, not a fork
+STARTUP_VARS = ("PYTHON", INTERPRET_VAR, "OMP_", "MKL_", "TORCH_", "LD_")
 _WAKE_BYTES = 512
 
 
@@ -41,23 +47,35 @@ def _startup_vars(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if k.startswith(STARTUP_VARS)}
 
 
-class WorkerSpecs:
-    """A plugin for a forked sub-run's controller: its popen workers start through the launcher."""
+def point_at_launcher(specs: list[Any], socket_path: str) -> None:
+    """xdist's popen specs of this controller start their workers through the launcher (pytest_xdist_setupnodes)."""
+    python = shlex.join([sys.executable, "-S", str(LAUNCHER), socket_path])
+    for spec in specs:
+        if spec.popen and not spec.python and not spec.via:
+            spec.python = python
 
-    def __init__(self, socket_path: str) -> None:
-        self.python = shlex.join([sys.executable, "-S", str(LAUNCHER), socket_path])
 
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_setupnodes(self, specs: list[Any]) -> None:
-        for spec in specs:
-            if spec.popen and not spec.python and not spec.via:
-                spec.python = self.python
+@contextmanager
+def worker_server() -> Iterator[str]:
+    """A server for this process's session; every pytest below it finds it through WORKERS_VAR."""
+    with tempfile.TemporaryDirectory(prefix="nan-workers-") as folder:
+        path = os.path.join(folder, "socket")
+        server = subprocess.Popen([sys.executable, "-m", "tests.support.forkworkers", path], stdin=subprocess.PIPE,
+                                  stdout=subprocess.DEVNULL)
+        try:
+            yield path  # a launcher that comes before the server listens runs the real interpreter
+        finally:
+            assert server.stdin is not None
+            server.stdin.close()
+            server.wait()
 
 
 def _declined(job: dict[str, Any], startup: dict[str, str]) -> str:
     argv = job["argv"]
     if job["env"].get(SWITCH) == RUNS_ONLY:
         return f"{SWITCH}={RUNS_ONLY}"
+    if job.get("executable") != sys.executable:
+        return "another interpreter"
     if job["cwd"] != os.getcwd():
         return "another working directory"
     if _startup_vars(job["env"]) != startup:

@@ -22,7 +22,8 @@ def main(path: str, argv: list[str]) -> None:
     server = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
         server.connect(path)
-        job = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd()}).encode()
+        job = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(),
+                          "executable": sys.executable}).encode()
         socket.send_fds(server, [job], list(STREAMS))
         reply = json.loads(server.recv(4096) or b'{"declined": "the server closed"}')
     except OSError as exc:
