@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.forkworkers import LAUNCHER, REAL_WORKERS, WORKERS_VAR
+from tests.support.forkworkers import LAUNCHER, REAL_WORKERS, WORKERS_VAR, worker_server
 from tests.support.limits import hang_limit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,18 +24,18 @@ START_S = hang_limit(slowest_s=3.0)  # the server's torch import beside a tox ru
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    path = str(tmp_path_factory.mktemp("workers") / "socket")
-    proc = subprocess.Popen([sys.executable, "-m", "tests.support.forkworkers", path], cwd=ROOT,
-                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + START_S
-    while not os.path.exists(path) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert os.path.exists(path), "the worker server did not start"
-    yield proc, path
-    assert proc.stdin is not None
-    proc.stdin.close()
-    proc.wait(timeout=START_S)
+def server() -> Iterator[str]:
+    """A worker server of this module's own (the session's may be off): its socket, once it listens."""
+    with worker_server() as path:
+        deadline = time.monotonic() + START_S
+        while not os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert os.path.exists(path), "the worker server did not start"
+        yield path
+
+
+def _cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_text().split("\0")
 
 
 def _launch(path: str, code: str, *, cwd: Path = ROOT, env: dict[str, str] | None = None,
@@ -45,17 +45,16 @@ def _launch(path: str, code: str, *, cwd: Path = ROOT, env: dict[str, str] | Non
                           timeout=START_S, check=False)
 
 
-def test_a_forked_worker_gets_the_streams_the_arguments_and_its_status(server: tuple[subprocess.Popen[bytes], str]
-                                                                       ) -> None:
-    proc, path = server
-    done = _launch(path, WHOAMI + "; sys.stderr.write('to stderr'); sys.exit(3)", stdin="a line\n")
+def test_a_forked_worker_gets_the_streams_the_arguments_and_its_status(server: str) -> None:
+    done = _launch(server, WHOAMI + "; sys.stderr.write('to stderr'); sys.exit(3)", stdin="a line\n")
     pid, parent, argv, line = done.stdout.strip().split("|")
-    assert (done.returncode, int(parent), argv, line, done.stderr) == (3, proc.pid, "['an-arg']", "a line", "to stderr")
+    assert (done.returncode, argv, line, done.stderr) == (3, "['an-arg']", "a line", "to stderr")
+    assert server in _cmdline(int(parent)), "the worker's parent is not this module's server"
     assert not Path(f"/proc/{pid}").exists()
 
 
-def test_a_worker_ended_by_a_signal_ends_its_launcher_by_it(server: tuple[subprocess.Popen[bytes], str]) -> None:
-    done = _launch(server[1], "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
+def test_a_worker_ended_by_a_signal_ends_its_launcher_by_it(server: str) -> None:
+    done = _launch(server, "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
     assert done.returncode == -signal.SIGSEGV
 
 
@@ -66,7 +65,7 @@ BASE_PYTHON = str(Path(sys.base_prefix) / "bin" / "python3")  # the interpreter 
 
 
 @pytest.mark.parametrize("where", ["other-directory", "real-workers", "other-triton-mode", "other-interpreter"])
-def test_what_the_server_must_not_fork_runs_the_real_interpreter(server: tuple[subprocess.Popen[bytes], str],
+def test_what_the_server_must_not_fork_runs_the_real_interpreter(server: str,
                                                                  tmp_path: Path, where: str) -> None:
     cwd, env, python = {"other-directory": (tmp_path, None, sys.executable),
                         "real-workers": (ROOT, REAL_WORKERS, sys.executable),
@@ -74,16 +73,16 @@ def test_what_the_server_must_not_fork_runs_the_real_interpreter(server: tuple[s
                         "other-interpreter": (ROOT, None, BASE_PYTHON)}[where]
     if python == BASE_PYTHON and (sys.prefix == sys.base_prefix or not Path(python).is_file()):
         pytest.skip("no other interpreter than this one here")
-    done = subprocess.Popen([python, "-S", str(LAUNCHER), server[1], "-u", "-c", WHOAMI], cwd=cwd,
+    done = subprocess.Popen([python, "-S", str(LAUNCHER), server, "-u", "-c", WHOAMI], cwd=cwd,
                             env={**os.environ, **(env or {})}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     out, _ = done.communicate("x\n", timeout=START_S)
     assert (done.returncode, int(out.split("|")[0])) == (0, done.pid)  # the launcher became the interpreter
 
 
-def test_a_killed_launcher_takes_its_worker_with_it(server: tuple[subprocess.Popen[bytes], str],
+def test_a_killed_launcher_takes_its_worker_with_it(server: str,
                                                     tmp_path: Path) -> None:
     pidfile = tmp_path / "pid"
-    launcher = subprocess.Popen([sys.executable, "-S", str(LAUNCHER), server[1], "-u", "-c",
+    launcher = subprocess.Popen([sys.executable, "-S", str(LAUNCHER), server, "-u", "-c",
                                  f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); "
                                  "time.sleep(600)"], cwd=ROOT)
     deadline = time.monotonic() + START_S
@@ -109,4 +108,4 @@ def test_a_pytest_this_session_starts_gets_forked_workers(tmp_path: Path) -> Non
                            "--rootdir", str(tmp_path), "-c", os.devnull, "-p", "tests.conftest", str(probe)],
                           cwd=ROOT, capture_output=True, text=True, timeout=START_S * 3, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "tests.support.forkworkers" in parent.read_text().split("\0"), parent.read_text()
+    assert os.environ[WORKERS_VAR] in parent.read_text().split("\0"), parent.read_text()

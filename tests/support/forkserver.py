@@ -1,14 +1,14 @@
 """A Python with torch already imported that forks one pytest run per request.
 
 Every sub-run of the self-test would otherwise spend about 1.5 s of its 2.5 s importing torch. The server
-imports torch (and pytest) once, nothing of this repository but the tests' time limits, and forks a child per run:
+imports torch and pytest's plugins once (tests.support.forkworkers.preload), nothing of this repository but the
+tests' own support modules, and forks a child per run:
 the child sets the run's cwd, environment and output file, calls pytest.main, and exits with its status. A child
 killed by a signal reports a negative return code, like subprocess does. Protocol, one JSON object per line:
 request {"args", "cwd", "env", "log"}, then replies {"pid"} and {"returncode"}.
 """
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import select
@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.forkworkers import INTERPRET_VAR
+from tests.support.forkworkers import SWITCH, preload
 from tests.support.limits import hang_limit
 
 
@@ -49,23 +49,6 @@ def _child(job: dict) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)
-
-
-# what every sub-run imports and nothing of this repository: a module imported here is read once for all of them
-PRELOAD = ("torch", "pytest", "numpy", "hypothesis", "hypothesis.strategies", "_hypothesis_pytestplugin",
-           "xdist.dsession", "xdist.looponfail", "pytest_html.plugin", "pytest_metadata.plugin", "pytest_timeout")
-# Triton too where this process runs the interpreter (the outer run's harness set TRITON_INTERPRET=1): it builds
-# triton.language in the mode the variable gives at import (0.95 s -> 0.83 s per forked one-case sub-run, 2 cores)
-INTERPRETED_PRELOAD = ("triton", "triton.language")
-
-
-def preload() -> None:
-    interpreted = os.environ.get(INTERPRET_VAR) == "1"
-    for name in (*PRELOAD, *(INTERPRETED_PRELOAD if interpreted else ())):
-        try:
-            importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - one without it (or whose import fails): its sub-runs import it themselves
-            pass
 
 
 def serve() -> None:
@@ -134,7 +117,7 @@ class ForkServer:
 @contextmanager
 def fork_server() -> Iterator[ForkServer | None]:
     """A server for a fixture's sub-runs, one at a time (NAN_SELFTEST_FORK=0: None, plain subprocesses)."""
-    if os.environ.get("NAN_SELFTEST_FORK", "1") == "0" or not hasattr(os, "fork"):
+    if os.environ.get(SWITCH, "1") == "0" or not hasattr(os, "fork"):
         yield None
         return
     forks = ForkServer()

@@ -15,6 +15,7 @@ interpreter options other than xdist's `-u -c`, or NAN_SELFTEST_FORK=runs in the
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import select
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 LAUNCHER = Path(__file__).with_name("worker_launch.py")
+ROOT = Path(__file__).resolve().parents[2]  # where the server runs: the folder whose modules it imports
 # NAN_SELFTEST_FORK=runs: the sub-runs are forked, their workers are real interpreters (set by a sub-run whose
 # subject is the process tree below its controller: a forked worker is the server's child, not the controller's)
 SWITCH, RUNS_ONLY = "NAN_SELFTEST_FORK", "runs"
@@ -41,6 +43,23 @@ INTERPRET_VAR = "TRITON_INTERPRET"
 # server's gets a fresh Python, not a fork
 STARTUP_VARS = ("PYTHON", INTERPRET_VAR, "OMP_", "MKL_", "TORCH_", "LD_")
 _WAKE_BYTES = 512
+
+
+# what every sub-run imports and nothing of this repository: a module imported here is read once for all of them
+PRELOAD = ("torch", "pytest", "numpy", "hypothesis", "hypothesis.strategies", "_hypothesis_pytestplugin",
+           "xdist.dsession", "xdist.looponfail", "pytest_html.plugin", "pytest_metadata.plugin", "pytest_timeout")
+# Triton too where this process runs the interpreter (the outer run's harness set TRITON_INTERPRET=1): it builds
+# triton.language in the mode the variable gives at import (0.95 s -> 0.83 s per forked one-case sub-run, 2 cores)
+INTERPRETED_PRELOAD = ("triton", "triton.language")
+
+
+def preload() -> None:
+    interpreted = os.environ.get(INTERPRET_VAR) == "1"
+    for name in (*PRELOAD, *(INTERPRETED_PRELOAD if interpreted else ())):
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - one without it (or whose import fails): its sub-runs import it themselves
+            pass
 
 
 def _startup_vars(env: dict[str, str]) -> dict[str, str]:
@@ -60,8 +79,8 @@ def worker_server() -> Iterator[str]:
     """A server for this process's session; every pytest below it finds it through WORKERS_VAR."""
     with tempfile.TemporaryDirectory(prefix="nan-workers-") as folder:
         path = os.path.join(folder, "socket")
-        server = subprocess.Popen([sys.executable, "-m", "tests.support.forkworkers", path], stdin=subprocess.PIPE,
-                                  stdout=subprocess.DEVNULL)
+        server = subprocess.Popen([sys.executable, "-m", "tests.support.forkworkers", path], cwd=ROOT,
+                                  stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
         try:
             yield path  # a launcher that comes before the server listens runs the real interpreter
         finally:
@@ -86,22 +105,23 @@ def _declined(job: dict[str, Any], startup: dict[str, str]) -> str:
     return ""
 
 
-def _accept(listener: socket.socket, startup: dict[str, str]) -> tuple[socket.socket, dict[str, Any] | None]:
-    """Read one launcher's request: the job with its streams, or None after telling it to run the interpreter."""
+def _accept(listener: socket.socket, startup: dict[str, str]) -> tuple[socket.socket, dict[str, Any]] | None:
+    """Read one launcher's request: its connection and the job with its streams, or None after telling it to run
+    the interpreter."""
     conn, _ = listener.accept()
     try:
         message, fds, _, _ = socket.recv_fds(conn, 1 << 20, 3)
         job = json.loads(message)
     except (OSError, ValueError):  # a launcher gone before its request: nothing to start
         conn.close()
-        return conn, None
+        return None
     reason = "no streams" if len(fds) != 3 else _declined(job, startup)
     if reason:
         for fd in fds:
             os.close(fd)
         _tell(conn, {"declined": reason})
         conn.close()
-        return conn, None
+        return None
     return conn, {**job, "fds": fds}
 
 
@@ -134,10 +154,9 @@ def serve(socket_path: str) -> dict[str, Any] | None:
             os.kill(live.pop(conn), signal.SIGKILL)
             conn.close()
         _reap(live)
-        if listener in ready:
-            conn, job = _accept(listener, startup)
-            if job is None:
-                continue
+        request = _accept(listener, startup) if listener in ready else None
+        if request is not None:
+            conn, job = request
             pid = os.fork()
             if pid == 0:
                 for fd in (listener, conn, *live):
@@ -193,8 +212,6 @@ def become(job: dict[str, Any]) -> str:
 
 
 if __name__ == "__main__":
-    from tests.support.forkserver import preload
-
     preload()
     worker = serve(sys.argv[1])
     if worker is not None:

@@ -1,10 +1,10 @@
-"""Stands in for the interpreter that starts a forked sub-run's xdist worker (tests.support.forkworkers).
+"""Stands in for the interpreter that starts an xdist worker of the self-test (tests.support.forkworkers).
 
 Run as `python -S worker_launch.py SOCKET ARGS...` with ARGS what the interpreter would have been given: it hands
 its stdin, stdout and stderr to the worker server, which forks the worker from a process with torch imported, then
 waits and leaves with the worker's exit status (a signal as the same signal). It forwards TERM, INT and HUP; if it
 is killed outright, the server sees its socket close and kills the worker. When the server declines (another
-working directory, other PYTHON* or TRITON_INTERPRET values, another interpreter option) it becomes the real
+interpreter, directory, start-up variables or interpreter options: tests.support.forkworkers) it becomes the real
 interpreter. Standard library only and no site-packages, so that it starts in milliseconds.
 """
 from __future__ import annotations
