@@ -10,9 +10,9 @@ from harness.target import POISON, load, run_path
 
 # a multiple of 4 rows past glibc's per-thread cache: on the CPU the last slot is not one glibc overwrites when free
 ROWS = 512
-# glibc hands the poisoned block back usually, not always (what else the process freed decides); CUDA's caching
-# allocator always
-CALLS = 4
+# glibc hands the poisoned block back usually, not always (what else the process freed decides: 4 calls all missed
+# once in an xdist worker of a whole tox run); CUDA's caching allocator always. Calls until one is observable
+CALLS = 12
 
 
 def _zeros_freed(rows: int, device: str) -> None:
@@ -31,6 +31,8 @@ def test_a_row_the_wrapper_never_writes_reads_as_poison(device: str) -> None:
         counts = done.counts.cpu().tolist()  # type: ignore[union-attr]
         assert all(c == 0 for c in counts[:-1]) and not done.side_effects
         seen.append((done.unwritten, counts[-1]))
+        if done.unwritten.observable and ROWS - 1 not in done.unwritten.blind_rows:
+            break
     last = [got for _, got in seen]
     assert POISON in last, f"the unwritten last row never read as the poison: {last} (0 is a false pass)"
     told = [got for u, got in seen if u.observable and ROWS - 1 not in u.blind_rows]
