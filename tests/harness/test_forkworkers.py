@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.forkworkers import LAUNCHER, REAL_WORKERS, WORKERS_VAR, worker_server
+from tests.support.forkworkers import BYTECODE_VAR, LAUNCHER, REAL_WORKERS, WORKERS_VAR, worker_server
 from tests.support.limits import hang_limit
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,6 +77,19 @@ def test_what_the_server_must_not_fork_runs_the_real_interpreter(server: str,
                             env={**os.environ, **(env or {})}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     out, _ = done.communicate("x\n", timeout=START_S)
     assert (done.returncode, int(out.split("|")[0])) == (0, done.pid)  # the launcher became the interpreter
+
+
+@pytest.mark.parametrize("value", ["1", None], ids=["no-bytecode", "bytecode"])
+def test_a_worker_writes_bytecode_as_its_environment_says(server: str, value: str | None) -> None:
+    """PYTHONDONTWRITEBYTECODE set or not, the worker is forked and does what an interpreter started so would (the
+    sub-runs read the outer run's bytecode, write none, and still get forked workers)."""
+    env = {k: v for k, v in os.environ.items() if k != BYTECODE_VAR} | ({BYTECODE_VAR: value} if value else {})
+    done = subprocess.run([sys.executable, "-S", str(LAUNCHER), server, "-u", "-c",
+                           WHOAMI + "; print(sys.dont_write_bytecode)"], cwd=ROOT, env=env, input="x\n",
+                          capture_output=True, text=True, timeout=START_S, check=False)
+    who, flag = done.stdout.strip().splitlines()
+    assert server in _cmdline(int(who.split("|")[1])), f"not forked by the server: {done.stdout}{done.stderr}"
+    assert flag == str(value is not None)
 
 
 def test_a_killed_launcher_takes_its_worker_with_it(server: str,

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.forkworkers import SWITCH, preload
+from tests.support.forkworkers import SWITCH, preload, writes_bytecode
 from tests.support.limits import hang_limit
 
 
@@ -35,6 +35,7 @@ def _child(job: dict) -> None:
         os.chdir(job["cwd"])
         os.environ.clear()
         os.environ.update(job["env"])
+        sys.dont_write_bytecode = not writes_bytecode(job["env"])
         # PRELOAD's plugins were imported before pytest could mark them for assertion rewriting; it says so, once
         # per plugin, in every run (they are third-party plugins: their own asserts are all that goes unrewritten)
         args = [*job["args"], "-W", "ignore::pytest.PytestAssertRewriteWarning"]

@@ -42,6 +42,9 @@ INTERPRET_VAR = "TRITON_INTERPRET"
 # read when an interpreter, a library or Triton starts: a run whose environment gives one another value than the
 # server's gets a fresh Python, not a fork
 STARTUP_VARS = ("PYTHON", INTERPRET_VAR, "OMP_", "MKL_", "TORCH_", "LD_")
+# ...except this one, which a fork takes on as the interpreter would (sys.dont_write_bytecode): the sub-runs read the
+# bytecode the outer run wrote and write none, their workers forked all the same
+BYTECODE_VAR = "PYTHONDONTWRITEBYTECODE"
 _WAKE_BYTES = 512
 
 
@@ -63,7 +66,12 @@ def preload() -> None:
 
 
 def _startup_vars(env: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(STARTUP_VARS)}
+    return {k: v for k, v in env.items() if k.startswith(STARTUP_VARS) and k != BYTECODE_VAR}
+
+
+def writes_bytecode(env: dict[str, str]) -> bool:
+    """What a Python started with env does with bytecode: it writes none when PYTHONDONTWRITEBYTECODE is non-empty."""
+    return not env.get(BYTECODE_VAR)
 
 
 def point_at_launcher(specs: list[Any], socket_path: str) -> None:
@@ -206,7 +214,7 @@ def become(job: dict[str, Any]) -> str:
     code_at = job["argv"].index("-c") + 1
     sys.argv = ["-c", *job["argv"][code_at + 1:]]
     sys.path[0] = ""  # what `python -c` puts first
-    sys.dont_write_bytecode = sys.dont_write_bytecode or "-B" in job["argv"][:code_at]
+    sys.dont_write_bytecode = not writes_bytecode(job["env"]) or "-B" in job["argv"][:code_at]
     sys.modules["__main__"] = types.ModuleType("__main__")
     return str(job["argv"][code_at])
 
