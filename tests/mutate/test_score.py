@@ -1,7 +1,8 @@
-"""The issue's proof: a deliberately weakened suite (only the anchor's 120-case matrix) scores lower on the same
-kernel than a stronger one (`tox`: the matrix and the IEEE family; tox -e selftest-slow: the full suite); a rerun with nothing changed judges nothing again; a run the budget cuts is INCOMPLETE
-with its own exit status. Kept cheap: three fixed mutants of vllm-ascend's design (picked by operator and change,
-so their ids follow the source), the CPU interpreter, no equivalence trials.
+"""The issue's proof: a deliberately weakened suite scores lower on the same kernel than a stronger one (`tox`: the
+square family, then it and the IEEE family; tox -e selftest-slow: the anchor's 120-case matrix, then the full
+suite); a rerun with nothing changed judges nothing again; a run the budget cuts is INCOMPLETE with its own exit
+status. Kept cheap: three fixed mutants of vllm-ascend's design (picked by operator and change, so their ids follow
+the source), the CPU interpreter, no equivalence trials.
 """
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ from mutate.suite import ROOT
 from tests.support.limits import hang_limit
 
 KERNEL = "tests.designs.vllm_ascend"
-# (function, operator, change): two NaN-predicate constants the matrix's canonical NaNs cannot tell apart (the IEEE
-# family's low-payload NaNs can), and an off-by-one mask every multi-row matrix case catches
+# (function, operator, change): two NaN-predicate constants the canonical NaNs of the matrix and the square family
+# cannot tell apart (the IEEE family's low-payload NaNs can), and an off-by-one mask their multi-row cases catch
 PICKS = (("_isnan", "int_constant", "2147483647 -> 2147483646 (-1)"),
          ("_isnan", "int_constant", "2139095040 -> 2139095041 (+1)"),
          ("_num_nans_kernel", "compare_boundary", "< -> <="))
@@ -54,12 +55,14 @@ def _selected(select: str | None) -> list[str]:
     return ["--select", select] if select else []
 
 
-# the stronger suite: `tox` takes the matrix and the IEEE family (what kills the matrix's survivors), tox -e
-# selftest-slow and the CPU nightly the whole suite (its baseline alone takes most of a minute)
-@pytest.mark.parametrize("strong", ["nan_matrix or nan_ieee", pytest.param(None, marks=pytest.mark.nan_selftest_slow)],
-                         ids=["matrix-and-ieee", "whole-suite"])
-def test_a_weakened_suite_scores_lower_than_the_full_suite(tmp_path: Path, strong: str | None) -> None:
-    weak = _complete(tmp_path / "matrix-only", "--select", "nan_matrix")
+# `tox`: the square family (18 cases), then it and the IEEE family (what kills its survivors): 14 s and 8 s where the
+# matrix took 23 s and 17 s (2 cores); tox -e selftest-slow and the CPU nightly: the matrix, then the whole suite
+@pytest.mark.parametrize("weak_select, strong", [
+    ("nan_square", "nan_square or nan_ieee"),
+    pytest.param("nan_matrix", None, marks=pytest.mark.nan_selftest_slow)], ids=["square-and-ieee", "whole-suite"])
+def test_a_weakened_suite_scores_lower_than_the_full_suite(tmp_path: Path, weak_select: str,
+                                                           strong: str | None) -> None:
+    weak = _complete(tmp_path / "weak", "--select", weak_select)
     full = _complete(tmp_path / "full", *_selected(strong))
     assert weak["score"] is not None and full["score"] is not None
     assert weak["score"] < full["score"], (weak["counts"], full["counts"])
