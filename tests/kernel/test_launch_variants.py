@@ -154,10 +154,12 @@ def test_repeat_calls_plan_once_per_input_kind(rows: int, vocab: int, dtype: str
                                                launched: list[str]) -> None:
     """An accelerator input kind is planned once (fresh inputs of the same kind, views 16 bytes in, count exactly);
     an input 2 bytes in is another kind (another alignment: Triton compiles for it apart). The CPU plans every
-    call (the interpreter flag may change between calls)."""
+    call (the interpreter flag may change between calls): there each alignment once after a repeat shows it, not
+    the accelerator's second misaligned call and return to the first kind."""
     storage = torch.empty(rows * stride + 8, dtype=DTYPES[dtype], device=device)
     calls = 0
-    for seed, start, kinds in ((1, 0, 1), (2, 0, 1), (3, 8, 1), (4, 1, 2), (5, 1, 2), (6, 0, 2)):  # element offsets
+    steps = ((1, 0, 1), (2, 0, 1), (3, 8, 1), (4, 1, 2), (5, 1, 2), (6, 0, 2))  # element offsets
+    for seed, start, kinds in steps[:4] if device == "cpu" else steps:
         host = _logits(rows, vocab, DTYPES[dtype], stride, 4096, seed=seed)
         view = storage[start : start + rows * stride].view(rows, stride)[:, :vocab]
         view.copy_(host.to(device))
