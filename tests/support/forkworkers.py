@@ -65,7 +65,8 @@ def preload() -> None:
             pass
 
 
-def _startup_vars(env: dict[str, str]) -> dict[str, str]:
+def startup_vars(env: dict[str, str]) -> dict[str, str]:
+    """The variables of env that a fork cannot take on: another value than the server's needs a fresh Python."""
     return {k: v for k, v in env.items() if k.startswith(STARTUP_VARS) and k != BYTECODE_VAR}
 
 
@@ -105,7 +106,7 @@ def _declined(job: dict[str, Any], startup: dict[str, str]) -> str:
         return "another interpreter"
     if job["cwd"] != os.getcwd():
         return "another working directory"
-    if _startup_vars(job["env"]) != startup:
+    if startup_vars(job["env"]) != startup:
         return "other start-up variables"
     options = argv[:argv.index("-c")] if "-c" in argv[:-1] else argv
     if "-u" not in options or not set(options) <= {"-u", "-B"}:
@@ -142,7 +143,7 @@ def _tell(conn: socket.socket, reply: dict[str, Any]) -> None:
 
 def serve(socket_path: str) -> dict[str, Any] | None:
     """Fork a worker per request until stdin closes; returns only in a forked worker, with its job."""
-    startup = _startup_vars(dict(os.environ))
+    startup = startup_vars(dict(os.environ))
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     listener.bind(socket_path)
     listener.listen(64)

@@ -19,7 +19,7 @@ from typing import Any
 from harness import processes
 from harness.activation import IN_PROCESS, IN_PROCESS_CALLER
 from tests.support.forkserver import ForkServer
-from tests.support.forkworkers import STARTUP_VARS
+from tests.support.forkworkers import startup_vars
 from tests.support.limits import hang_limit
 from verdict.record import TestRecord
 
@@ -139,7 +139,7 @@ def run_pytest(
             f"--basetemp={folder / 'tmp'}", f"--html={folder / 'precision.html'}",
             f"--junitxml={folder / 'junit.xml'}", f"--nan-json={folder / 'results.json'}", *RERUNS_OFF, *args]
     start = time.monotonic()
-    if server is not None and not any(k.startswith(STARTUP_VARS) for k in env or {}):
+    if server is not None and not startup_vars(env or {}):
         log = folder / "output.txt"
         code = server.run(argv[3:], ROOT, clean_env(env), log, timeout)
         output = log.read_text(errors="replace") if log.is_file() else ""
