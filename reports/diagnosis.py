@@ -22,21 +22,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from reports.diagnosis_base import (INTERPRETER, KERNEL_BODY, NO_PATTERN, Diagnosis, Failure, Rule, failing, ids,
-                                    passing_checks)
+from reports.diagnosis_base import KERNEL_BODY, NO_PATTERN, Diagnosis, Failure, Rule, failing, ids, passing_checks
 from reports.diagnosis_blocks import tail
 from reports.diagnosis_counts import (big_offsets, every_kth_row, garbage, narrow_accumulator, off_by_constant,
                                       per_block_or, row_limit, saturated, storage_offset)
 from reports.diagnosis_effects import (by_verdict, copies, empty_inputs, graph_replay, input_modified, interpreter,
                                        output, rank_accepted, refused, stale_outputs, stream_order)
 from reports.diagnosis_predicate import predicate
-from reports.diagnosis_text import facts
 from reports.diagnosis_traversal import (block_sums, column_stride, half_the_elements, padding, square,
                                          unread_lanes)
-from reports.markup import esc
 from verdict.record import CRASH, DEVICE_FAULT, TIMEOUT, TestRecord
 
-SHOWN_CASES = 5
 # what a kernel-body pattern seen on the wrapper path alone can be the symptom of: the wrapper's own state or launch
 WRAPPER_CAUSES = frozenset({"output", "launch"})
 
@@ -156,28 +152,3 @@ def diagnose(records: Sequence[TestRecord], *, environment: Mapping[str, str] | 
         kept.append(Diagnosis("unknown", NO_PATTERN, f"{len(rest)} failing test(s) match no known pattern; "
                               "see the failure list", ids(rest), 0, partial=partial))
     return kept
-
-
-def _interpreter_note(found: Sequence[Diagnosis]) -> str:
-    """Under the headline: when an interpreter defect leads, say so before any failure is read as the kernel's."""
-    if not found or found[0].category != INTERPRETER:
-        return ""
-    rest = "" if len(found) == 1 else " Other failures are listed after it."
-    return (f'<p id="nan-interpreter-note"><b>FAIL on this interpreter:</b> {esc(found[0].name)}; its failures '
-            f"stay failures here, judge the kernel on a device or upcast to fp32 before comparing.{esc(rest)}</p>")
-
-
-def _item(d: Diagnosis) -> str:
-    """One item: name, category, scope, evidence and cases, then every other fact it holds (diagnosis_text)."""
-    more = f" (+{len(d.cases) - SHOWN_CASES} more)" if len(d.cases) > SHOWN_CASES else ""
-    return (f"<li><b>{esc(d.name)}</b> [{esc(d.category)}]{' <i>(' + esc(d.scope) + ')</i>' if d.scope else ''}: "
-            f"{esc(d.evidence)}{' — ' + esc(', '.join(d.cases[:SHOWN_CASES])) if d.cases else ''}{more}"
-            f'<br><small class="nan-diagnosis-facts">{esc("; ".join(facts(d.to_dict())))}</small></li>')
-
-
-def render(found: Sequence[Diagnosis]) -> str:
-    if not found:
-        return ""
-    note = ('<p id="nan-diagnosis-partial">Partial: the run stopped early; the diagnosis reads only the tests that ran.'
-            "</p>" if any(d.partial for d in found) else "")
-    return f'{_interpreter_note(found)}<h3>Diagnosis</h3>{note}<ol id="nan-diagnosis">{"".join(map(_item, found))}</ol>'

@@ -16,11 +16,10 @@ import pytest
 from reports import not_run, summary
 from reports.bench_json import html_link_fragment
 from reports.collector import record_of_report
-from reports.diagnosis import render as render_diagnosis
 from reports.markup import esc
 from reports.plugin import capturable_entry, is_controller, run_diagnosis, run_end
 from reports.run_state import collector_of
-from reports.tables import CASE_COLUMNS, case_cells, environment_table, failure_details
+from reports.tables import CASE_COLUMNS, case_cells, diagnosis_block, environment_table, failure_details
 from verdict.record import TestRecord
 from harness.run import RUN_INFO_KEY, RunInfo
 
@@ -96,7 +95,7 @@ def render_summary(config: pytest.Config, session: pytest.Session) -> str:
                           finished=end.finished, ended=end.how, not_run=not_run.of_run(info, records),
                           notes=[f"capturable in a device graph: {v}" for v in
                                  capturable_entry(collector.capturable).values()],
-                          diagnosis=render_diagnosis(run_diagnosis(session)) + bench_link(config))
+                          diagnosis=diagnosis_block(run_diagnosis(session)) + bench_link(config))
 
 
 def bench_link(config: pytest.Config) -> str:

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from reports import markdown, not_run, results, summary
+from reports.diagnosis_base import Diagnosis
 from reports.markup import esc
 from reports.plugin import EXIT_WORDS
 from reports.results import Results, ResultsError
-from reports.tables import CASE_COLUMNS, case_cells, environment_table, failure_details
+from reports.tables import CASE_COLUMNS, case_cells, diagnosis_block, environment_table, failure_details
 from reports.text import short_message, why
 from verdict.record import TestRecord
 
@@ -247,10 +248,8 @@ def results_table(records: Sequence[TestRecord], group_of: dict[str, int]) -> st
 def page(run: Results, families: Sequence[Any], out_dir: Path, group_of: dict[str, int]) -> str:
     """The merged run's self-contained HTML page: shards, the summary block (verdict first), environment, one row
     per test."""
-    from reports.diagnosis import Diagnosis, render as render_diagnosis
-
     records = list(run.records)
-    diagnosis = render_diagnosis([Diagnosis.from_dict(d) for d in run.diagnosis])  # merge_docs' one diagnosis
+    diagnosis = diagnosis_block([Diagnosis.from_dict(d) for d in run.diagnosis])  # merge_docs' one diagnosis
     block = summary.render(records, families, kernel=run.kernel or "?", backend=run.backend or "?",
                            finished=run.finished, ended=run.ended, gaps=run.coverage_gaps, diagnosis=diagnosis,
                            not_run=run.not_run)

@@ -1,12 +1,15 @@
 """The tables both HTML pages show (pytest-html's report and the merged shards' page), built once from TestRecords:
-the environment, a test's case columns, and a failing test's expanded section."""
+the environment, a test's case columns, a failing test's expanded section, and the diagnosis."""
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+from reports.diagnosis_base import INTERPRETER, Diagnosis
+from reports.diagnosis_text import facts
 from reports.markup import esc
 from verdict.record import Check, TestRecord
 
+SHOWN_CASES = 5  # a diagnosis item's cases spelled out; results.json has them all
 SHOWN_WRONG_ROWS = 200  # wrong rows spelled out per failing check, on either page; results.json has them all
 CASE_COLUMNS: tuple[tuple[str, str], ...] = (  # (key, header): a cell's class is col-KEY (pytest-html sorts by it)
     ("dtype", "dtype"),
@@ -76,3 +79,29 @@ def failure_details(record: TestRecord) -> str:
     if not failed:
         return ""
     return '<div class="nan-wrong-rows">' + "".join(_check_details(c) for c in failed) + "</div>"
+
+
+def _interpreter_note(found: Sequence[Diagnosis]) -> str:
+    """Under the headline: when an interpreter defect leads, say so before any failure is read as the kernel's."""
+    if not found or found[0].category != INTERPRETER:
+        return ""
+    rest = "" if len(found) == 1 else " Other failures are listed after it."
+    return (f'<p id="nan-interpreter-note"><b>FAIL on this interpreter:</b> {esc(found[0].name)}; its failures '
+            f"stay failures here, judge the kernel on a device or upcast to fp32 before comparing.{esc(rest)}</p>")
+
+
+def _item(d: Diagnosis) -> str:
+    """One item: name, category, scope, evidence and cases, then every other fact it holds (diagnosis_text)."""
+    more = f" (+{len(d.cases) - SHOWN_CASES} more)" if len(d.cases) > SHOWN_CASES else ""
+    return (f"<li><b>{esc(d.name)}</b> [{esc(d.category)}]{' <i>(' + esc(d.scope) + ')</i>' if d.scope else ''}: "
+            f"{esc(d.evidence)}{' — ' + esc(', '.join(d.cases[:SHOWN_CASES])) if d.cases else ''}{more}"
+            f'<br><small class="nan-diagnosis-facts">{esc("; ".join(facts(d.to_dict())))}</small></li>')
+
+
+def diagnosis_block(found: Sequence[Diagnosis]) -> str:
+    """The diagnosis as both pages show it: the interpreter's note when its defect leads, then the ranked items."""
+    if not found:
+        return ""
+    note = ('<p id="nan-diagnosis-partial">Partial: the run stopped early; the diagnosis reads only the tests that ran.'
+            "</p>" if any(d.partial for d in found) else "")
+    return f'{_interpreter_note(found)}<h3>Diagnosis</h3>{note}<ol id="nan-diagnosis">{"".join(map(_item, found))}</ol>'

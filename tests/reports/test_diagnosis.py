@@ -12,6 +12,7 @@ import pytest
 
 from reports import diagnosis as dg
 from reports.diagnosis import NO_PATTERN, diagnose
+from reports.tables import diagnosis_block
 from cases.formats import fmt_of, hex_bits
 from cases.ieee import CLASS_BY_NAME, value_class
 from verdict.problem import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, SHARED_OUTPUT, STRAY_WRITE, Problem
@@ -510,7 +511,7 @@ def test_interpreter_defect_named_first_and_alone() -> None:
     assert found[0].name.startswith("bf16 NaN comparison under the triton 3.9.0 interpreter")
     assert "every failing check is a bf16 input" in found[0].evidence and "upcast to fp32" in found[0].evidence
     assert len(found[0].cases) == 3
-    assert 'id="nan-interpreter-note"' in dg.render(found)
+    assert 'id="nan-interpreter-note"' in diagnosis_block(found)
 
 
 def test_interpreter_near_miss_not_measured() -> None:
@@ -685,7 +686,7 @@ def test_a_path_alone_failing_says_so() -> None:
 def test_a_partial_run_says_so_in_every_item() -> None:
     found = diagnose([case("padded", "fp32-padded-2x3000-stride3077", (2, 3000), [_row(10, 90)] * 2)], partial=True)
     assert found and all(d.partial for d in found)
-    assert "Partial: the run stopped early" in dg.render(found)
+    assert "Partial: the run stopped early" in diagnosis_block(found)
     assert dg.Diagnosis.from_dict(found[0].to_dict()).partial
 
 

@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 
 import pytest
 
-from reports import diagnosis as dg
 from reports import markdown
 from reports.diagnosis import Diagnosis, diagnose
 from reports.results import Results, document
+from reports.tables import diagnosis_block
 from tests.reports.test_diagnosis import _row, case
 from verdict.record import TestRecord
 
@@ -122,7 +122,7 @@ def test_a_chunked_kernel_dropping_its_partial_chunk() -> None:
     assert first.demoted and "not the kernel body" in first.demoted
     assert any(name.startswith("narrow or float accumulator") for name in first.absorbed), first.absorbed
     assert [d.name for d in found].count(first.name) == 1 and len(found) == 1, [d.name for d in found]
-    html = dg.render(found)
+    html = diagnosis_block(found)
     summary = summary_md(records, found)
     for shown in (html, summary.replace("\\", "")):
         assert "not the kernel body" in shown and "block 2048 (wrapper path)" in shown, shown

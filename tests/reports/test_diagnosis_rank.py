@@ -12,6 +12,7 @@ import pytest
 
 from reports import diagnosis as dg
 from reports.diagnosis import Diagnosis, diagnose
+from reports.tables import diagnosis_block
 from tests.reports.test_diagnosis import _row, case
 from tests.reports.test_diagnosis_blocks import dropped, right, run, summary_md
 from verdict.problem import STRAY_WRITE, Problem
@@ -120,7 +121,7 @@ def test_every_fact_an_item_holds_is_shown_in_html_and_markdown() -> None:
     assert set(shown) == set(item.to_dict()) == {f.name for f in fields(Diagnosis)} - {"explains"}
     assert Diagnosis.from_dict(item.to_dict()) == replace(item, explains=frozenset())
     failing = case("matrix", "case-a", (1, 128), [_row(64, 0)])
-    for page in (dg.render([item]), summary_md([failing], [item])):
+    for page in (diagnosis_block([item]), summary_md([failing], [item])):
         missing = [key for key, words in shown.items() if words not in page]
         assert not missing, (missing, page)
 
