@@ -53,6 +53,13 @@ def test_a_forked_worker_gets_the_streams_the_arguments_and_its_status(server: s
     assert not Path(f"/proc/{pid}").exists()
 
 
+def test_a_forked_worker_leaves_what_the_server_imported_to_no_collection(server: str) -> None:
+    """The server's imports (torch's objects) are frozen: a child's collections walk its own objects only, and an
+    exit the usual way (stderr checked above: no binding reports leaks) gives them back first."""
+    done = _launch(server, "import gc, sys; print(gc.get_freeze_count()); sys.exit(0)")
+    assert done.returncode == 0 and int(done.stdout) > 100_000, (done.stdout, done.stderr)
+
+
 def test_a_worker_ended_by_a_signal_ends_its_launcher_by_it(server: str) -> None:
     done = _launch(server, "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)")
     assert done.returncode == -signal.SIGSEGV
