@@ -8,7 +8,7 @@ import torch
 from harness.backends import any_fault
 from harness.guard import KernelRaised
 from reference import sealed
-from verdict.problem import MALFORMED, Problem
+from verdict.problem import MALFORMED, OTHER, Problem
 from verdict.record import (
     DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, InputLayout, Unwritten, WrongRow,
 )
@@ -62,8 +62,9 @@ def refusal(exc: BaseException, params: CaseParams, path: str, logits: object) -
     SystemExit, KeyboardInterrupt or a pytest/unittest outcome (skip, xfail, exit) steers the runner and fails."""
     text = exception_text(exc)
     if isinstance(exc, KernelRaised) and not exc.is_exception:
-        return Check(params, path, REFUSED, problems=(f"raised {type(exc.original).__name__}, which steers the test "
-                                                      "runner; a refusal must raise an Exception",),
+        steers = (f"raised {type(exc.original).__name__}, which steers the test runner; a refusal must raise an "
+                  "Exception")
+        return Check(params, path, REFUSED, problems=(Problem(OTHER, steers),),
                      input_desc=describe_input(logits), refusal=text, layout=layout_of(logits))
     return Check(params, path, PASS, refusal=text, input_desc=describe_input(logits), layout=layout_of(logits))
 
@@ -76,7 +77,7 @@ def compare_counts(
     path: str,
     device_type: str,
     row_labels: Sequence[str] | None = None,
-    side_effects: Sequence[str] = (),
+    side_effects: Sequence[Problem | str] = (),
     card: int | None = None,
     input_desc: str = "",
     layout: InputLayout | None = None,
@@ -88,7 +89,7 @@ def compare_counts(
     subclass nor a patched torch can make unequal counts compare equal."""
     want = sealed.int_list(expected)
     expected_total = sum(want)
-    problems: list[str] = list(side_effects)
+    problems: list[Problem | str] = list(side_effects)  # Check makes plain words a problem of no known kind
 
     def done(got_total: int | None, wrong: Sequence[WrongRow] = ()) -> Check:
         bad_counts = bool(wrong) or got_total != expected_total  # a total that differs is wrong, whatever the shape
@@ -110,7 +111,8 @@ def compare_counts(
     return done(sum(values), wrong)
 
 
-def _read_counts(got: object, expected: torch.Tensor, device_type: str, problems: list[str]) -> list[int] | None:
+def _read_counts(got: object, expected: torch.Tensor, device_type: str,
+                 problems: list[Problem | str]) -> list[int] | None:
     """The result's values as ints, each way its form is not one int32 count per row on the input's device noted
     as a MALFORMED problem; None when they cannot be read as whole numbers."""
 

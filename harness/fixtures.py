@@ -14,6 +14,7 @@ from harness.compare import assert_check
 from harness.judge import PathNotRun, judge_counts, judge_path
 from harness.plugin import BACKEND_KEY, TARGET_KEY
 from harness.target import KernelUnderTest
+from verdict.problem import Problem
 from verdict.record import CHECK_PROPERTY, CaseParams, Check
 
 
@@ -39,8 +40,8 @@ class CheckCounts(Protocol):
     """The `check_counts` fixture's call: compare counts with the reference, record the check, fail on a mismatch."""
 
     def __call__(self, got: object, expected: torch.Tensor, params: CaseParams, path: str = "wrapper",
-                 row_labels: Sequence[str] | None = None, side_effects: Sequence[str] = (), logits: object = None,
-                 synchronize: bool = True) -> Check: ...
+                 row_labels: Sequence[str] | None = None, side_effects: Sequence[Problem | str] = (),
+                 logits: object = None, synchronize: bool = True) -> Check: ...
 
 
 class LaunchAndCheck(Protocol):
@@ -63,7 +64,7 @@ def check_counts(request: pytest.FixtureRequest, backend: Backend) -> CheckCount
         params: CaseParams,
         path: str = "wrapper",
         row_labels: Sequence[str] | None = None,
-        side_effects: Sequence[str] = (),
+        side_effects: Sequence[Problem | str] = (),
         logits: object = None,
         synchronize: bool = True,
     ) -> Check:

@@ -15,6 +15,7 @@ from cases.family import Built, Context
 from harness.backends import Backend
 from harness.compare import compare_counts, describe_input, failed_launch, layout_of
 from harness.target import KernelUnderTest, run_path
+from verdict.problem import Problem
 from verdict.record import CaseParams, Check, Unwritten
 
 
@@ -45,8 +46,8 @@ def judge_path(target: KernelUnderTest, backend: Backend, path: str, logits: tor
 
 
 def judge_counts(backend: Backend, got: object, expected: torch.Tensor, params: CaseParams, path: str = "wrapper",
-                 row_labels: Sequence[str] | None = None, side_effects: Sequence[str] = (), logits: object = None,
-                 synchronize: bool = True, unwritten: Unwritten | None = None) -> Check:
+                 row_labels: Sequence[str] | None = None, side_effects: Sequence[Problem | str] = (),
+                 logits: object = None, synchronize: bool = True, unwritten: Unwritten | None = None) -> Check:
     """Compare counts the kernel returned with the reference; the result must live on the input's device."""
     if synchronize:
         backend.synchronize()

@@ -106,7 +106,7 @@ class PathResult:
     comparison judges both."""
 
     counts: object
-    side_effects: tuple[str, ...]  # Problems, each with its kind
+    side_effects: tuple[Problem, ...]
     unwritten: Unwritten = Unwritten(True)  # whether a row never written reads as POISON (the direct path: always)
 
 

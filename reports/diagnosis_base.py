@@ -12,7 +12,6 @@ from typing import Any
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
 from verdict.codec import from_data, to_data
-from verdict.problem import kind_of
 from verdict.record import Check, TestRecord
 
 INTERPRETER = "interpreter"  # a defect of the Triton interpreter the preflight measured: not the kernel's
@@ -97,7 +96,7 @@ def outside(c: Check) -> bool:
 
 def has(c: Check, *kinds: str) -> bool:
     """The check recorded a problem of one of these kinds (Problem.kind: data, not its words)."""
-    return any(kind_of(p) in kinds for p in c.problems)
+    return any(p.kind in kinds for p in c.problems)
 
 
 def example(c: Check) -> str:

@@ -9,7 +9,7 @@ from reports.diagnosis_base import (INTERPRETER, Diagnosis, Rule, example, faili
                                     passing_checks, vocab, wrong_checks)
 from reports.diagnosis_counts import big_offsets
 from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS, from_text
-from verdict.problem import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, SHARED_OUTPUT, STRAY_WRITE, kind_of
+from verdict.problem import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, SHARED_OUTPUT, STRAY_WRITE
 from verdict.record import POISON, REFUSED, Check, TestRecord
 
 
@@ -78,7 +78,7 @@ def stale_outputs(records: Sequence[TestRecord]) -> Diagnosis | None:
     calls, by a cached buffer or a cache keyed on the input's address."""
     hits, shared_seen, first_right = [], False, 0
     for r in failing(records):
-        shared = any(kind_of(p) == SHARED_OUTPUT for c in r.checks for p in c.problems)  # one tensor, two calls
+        shared = any(p.kind == SHARED_OUTPUT for c in r.checks for p in c.problems)  # one tensor, two calls
         steps = sorted((c for c in r.checks if c.params.buffer_step is not None), key=lambda c: c.params.buffer_step)
         first_ok = bool(steps) and steps[0].ok and any(not c.ok for c in steps[1:])
         if shared or first_ok:
@@ -96,17 +96,17 @@ def stale_outputs(records: Sequence[TestRecord]) -> Diagnosis | None:
 # -- side effects and the contract -------------------------------------------------------------------------
 def input_modified(records: Sequence[TestRecord]) -> Diagnosis | None:
     hits = [(r, p) for r in failing(records) for c in r.checks for p in c.problems
-            if kind_of(p) in (INPUT_MODIFIED, PADDING_MODIFIED) and not outside(c)]
+            if p.kind in (INPUT_MODIFIED, PADDING_MODIFIED) and not outside(c)]
     if not hits:
         return None
-    padding = any(kind_of(p) == PADDING_MODIFIED for _, p in hits)
+    padding = any(p.kind == PADDING_MODIFIED for _, p in hits)
     what = "input or its row padding modified" if padding else "input modified"
     return found("side effects", f"side effects: {what}", f"{len(ids([r for r, _ in hits]))} test(s), e.g. "
                  f"{hits[0][0].id}: {hits[0][1]}", [r for r, _ in hits])
 
 
 def copies(records: Sequence[TestRecord]) -> Diagnosis | None:
-    hits = [(r, p) for r in failing(records) for c in r.checks for p in c.problems if kind_of(p) == COPIED]
+    hits = [(r, p) for r in failing(records) for c in r.checks for p in c.problems if p.kind == COPIED]
     if not hits:
         return None
     return found("contract", "padded rows copied instead of read in place",
@@ -120,7 +120,7 @@ def rank_accepted(records: Sequence[TestRecord]) -> Diagnosis | None:
     if not hits:
         return None
     c = hits[0][1]
-    detail = "; ".join(c.problems) or (c.wrong_rows[0].describe() if c.wrong_rows else c.verdict)
+    detail = "; ".join(map(str, c.problems)) or (c.wrong_rows[0].describe() if c.wrong_rows else c.verdict)
     return found("contract", "input of another rank accepted and answered wrongly (refuse it, or count it exactly)",
                  f"{len(hits)} case(s), e.g. {c.params.case_id}: {detail}", hits)
 

@@ -1,5 +1,6 @@
-"""One diagnosis item's facts in words, read from its results.json form, so the HTML page (reports.tables.diagnosis_block)
-and the Markdown summary (reports.markdown) show the same facts. Torch-free, like the Markdown summary."""
+"""One diagnosis item's facts in words, read from its results.json form, so the HTML page
+(reports.tables.diagnosis_block) and the Markdown summary (reports.markdown) show the same facts. Torch-free, like
+the Markdown summary."""
 from __future__ import annotations
 
 from collections.abc import Mapping

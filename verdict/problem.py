@@ -1,8 +1,8 @@
-"""What a check found wrong besides its counts, as data: a Problem is a reader's words (a str, so every reader
-that prints problems still can) with its kind, which the diagnosis reads instead of the words."""
+"""What a check found wrong besides its counts, as data: a Problem is a kind, which the diagnosis reads, and a
+reader's words (its str)."""
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 
 # What a check's problem is, as data (Problem.kind): the diagnosis reads these, never the problem's words.
@@ -15,32 +15,18 @@ MALFORMED = "malformed result"  # the result's dtype, shape, device, layout or v
 OTHER = ""  # anything else (older files, a problem no rule reads)
 
 
-class Problem(str):
-    """A problem's words for a reader, with its kind as data (str, so every reader that prints problems still can)."""
+@dataclass(frozen=True)
+class Problem:
+    """What a check found wrong besides its counts: its kind (the diagnosis reads it) and its words (a reader's).
+    A value: equal in kind and words, never to a plain string."""
 
     kind: str
+    text: str
 
-    def __new__(cls, kind: str, text: str) -> Problem:
-        made = super().__new__(cls, text)
-        made.kind = kind
-        return made
+    def __str__(self) -> str:
+        return self.text
 
-    def __eq__(self, other: object) -> bool:
-        """Two problems are equal in words and kind; a plain string has no kind to differ in."""
-        same_kind = not isinstance(other, Problem) or other.kind == self.kind
-        return str.__eq__(self, other) is True and same_kind  # type: ignore[arg-type]
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    __hash__ = str.__hash__
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return Problem, (self.kind, str(self))
-
-
-def kind_of(problem: object) -> str | None:
-    """A problem's kind (OTHER for a plain string); None for a value that is not a problem at all."""
-    if isinstance(problem, Problem):
-        return problem.kind
-    return OTHER if isinstance(problem, str) else None
+    @classmethod
+    def of(cls, value: object) -> Problem:
+        """A problem as given: a Problem as it is, anything else as words of no known kind (OTHER)."""
+        return value if isinstance(value, Problem) else cls(OTHER, str(value))

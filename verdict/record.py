@@ -13,7 +13,7 @@ from typing import Any
 from verdict.codec import JsonRecord, from_data, to_data
 from verdict.crash_storm import CrashStorm
 from verdict.not_run import NotRun
-from verdict.problem import OTHER, Problem, kind_of
+from verdict.problem import OTHER, Problem
 
 PARAMS_PROPERTY = "nan_params"  # the case a test item runs, attached before it starts
 CHECK_PROPERTY = "nan_case"  # one per Check: a `check_counts` or `launch` call, or a failed launch
@@ -142,7 +142,7 @@ class Check(JsonRecord):
     verdict: str
     expected_total: int | None = None
     got_total: int | None = None
-    problems: tuple[str, ...] = ()  # side effects and malformed results, worded for a reader (Problem: with a kind)
+    problems: tuple[Problem, ...] = ()  # side effects and malformed results: each a kind and a reader's words
     wrong_rows: tuple[WrongRow, ...] = ()
     card: int | None = None
     input_desc: str = ""  # shape, strides and offset of the input, so a failure can be rebuilt (for a reader)
@@ -150,6 +150,10 @@ class Check(JsonRecord):
     layout: InputLayout | None = None  # the same input as data (None: not a tensor, or an older results.json)
     rows: int | None = None  # rows the reference counted (every wrong row is in wrong_rows)
     unwritten: Unwritten | None = None  # whether a row never written would show (None: not recorded, older files)
+
+    def __post_init__(self) -> None:
+        # every problem has a kind: plain words (a caller's own side effects) are a problem of no known kind
+        object.__setattr__(self, "problems", tuple(map(Problem.of, self.problems)))
 
     @property
     def ok(self) -> bool:
@@ -163,20 +167,21 @@ class Check(JsonRecord):
             return self
         why = (f"recorded as pass, but expected total {self.expected_total} and got total {self.got_total} differ"
                if not self.wrong_rows else f"recorded as pass with {len(self.wrong_rows)} wrong row(s)")
-        return replace(self, verdict=WRONG_COUNTS, problems=(*self.problems, why))
+        return replace(self, verdict=WRONG_COUNTS, problems=(*self.problems, Problem(OTHER, why)))
 
     def to_dict(self) -> dict[str, Any]:
         """Its fields, each problem's words with its kind beside them (problem_kinds), and whether it passed."""
-        return {**to_data(self), "problems": [str(p) for p in self.problems],
-                "problem_kinds": [kind_of(p) for p in self.problems], "ok": self.ok}
+        return {**to_data(self), "problems": [p.text for p in self.problems],
+                "problem_kinds": [p.kind for p in self.problems], "ok": self.ok}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Check:
         """Older files lack the verdict (read from `ok`) and problem_kinds (every problem reads as OTHER)."""
-        check = from_data(cls, {"verdict": PASS if data.get("ok") else WRONG_COUNTS, **data})
+        words = list(data.get("problems") or ())
         kinds = list(data.get("problem_kinds") or ())
-        return replace(check, problems=tuple(Problem(str(kinds[i]) if i < len(kinds) else OTHER, str(p))
-                                             for i, p in enumerate(check.problems)))
+        kinds += [OTHER] * (len(words) - len(kinds))
+        check = from_data(cls, {"verdict": PASS if data.get("ok") else WRONG_COUNTS, **data, "problems": []})
+        return replace(check, problems=tuple(Problem(str(k), str(p)) for k, p in zip(kinds, words)))
 
 
 @dataclass(frozen=True)
@@ -260,7 +265,7 @@ class TestRecord(JsonRecord):
         """What every check found wrong, check by check: its problems first, then its wrong rows."""
         found: list[Finding] = []
         for c in self.checks:
-            found += [Finding(c.params.case_id, problem=p) for p in c.problems]
+            found += [Finding(c.params.case_id, problem=p.text) for p in c.problems]
             found += [Finding(c.params.case_id, row=w) for w in c.wrong_rows]
         return tuple(found)
 

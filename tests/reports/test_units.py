@@ -21,7 +21,7 @@ from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT
 from cases.formats import fmt_of
 from cases.ieee import CLASS_BY_NAME, value_class
-from verdict.problem import MALFORMED, OTHER, STRAY_WRITE, Problem, kind_of
+from verdict.problem import MALFORMED, OTHER, STRAY_WRITE, Problem
 from verdict.record import CaseParams, Check, TestRecord, WrongRow
 
 pytestmark = pytest.mark.nan_reports
@@ -56,13 +56,22 @@ def test_record_data_round_trips_through_json_and_results(tmp_path: Path) -> Non
     check = _with_data()
     back = Check.from_json(check.to_json())
     assert back == check and back.params.row_class(1) == value_class(0xFFFF, fmt_of("bf16"))
-    assert [kind_of(p) for p in back.problems] == [STRAY_WRITE, MALFORMED, OTHER]
+    assert [p.kind for p in back.problems] == [STRAY_WRITE, MALFORMED, OTHER]
     assert back.params.nan_patterns[0].negative and back.params.nan_patterns[0].name == "nan_all_payload"
     record = TestRecord(MATRIX_NODE, "failed", "wrong_counts", check.params, 0.5, (check,))
     path = tmp_path / "results.json"
     doc = results.document([record], {}, 1, collected=1, finished=True, ended="tests failed")
     path.write_text(json.dumps(doc))
     assert results.load(path).records[0].checks[0] == check
+
+
+def test_a_problem_is_a_value_of_kind_and_words() -> None:
+    """Equal in kind and words only, so equality is transitive: two kinds of one text differ, and neither equals
+    the plain string; a check given plain words holds them as a problem of no known kind."""
+    stray, malformed = Problem(STRAY_WRITE, "words"), Problem(MALFORMED, "words")
+    assert stray != malformed and stray != "words" and "words" != malformed
+    assert len({stray, malformed, Problem(STRAY_WRITE, "words")}) == 2 and str(stray) == "words"
+    assert replace(_check(), problems=("words",)).problems == (Problem(OTHER, "words"),)
 
 
 def test_an_older_record_without_the_data_reads_as_not_recorded() -> None:
@@ -76,7 +85,7 @@ def test_an_older_record_without_the_data_reads_as_not_recorded() -> None:
     assert old.params.in_domain and old.params.buffer_step is None
     data["params"]["case_id"] = "outside-rank-3d"  # an older file's outside cases: known by the id it wrote
     assert not Check.from_dict(data).params.in_domain
-    assert [kind_of(p) for p in old.problems] == [OTHER] * 3 and list(map(str, old.problems)) == data["problems"]
+    assert [p.kind for p in old.problems] == [OTHER] * 3 and list(map(str, old.problems)) == data["problems"]
 
 
 def _add_reports(builder: _Builder, *reports: tuple[str, str, list[tuple[str, object]], str, bool]) -> TestRecord:
