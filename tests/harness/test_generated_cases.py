@@ -138,7 +138,7 @@ def test_snapshot_covers_the_storage_before_and_after_the_view() -> None:
 
     fake = KernelUnderTest("fake", None, writes_before, None, "none", "portable")  # type: ignore[arg-type]
     done = run_path(fake, "wrapper", offset.build(case).input_on("cpu"))
-    assert done.side_effects and "before or after the view" in done.side_effects[0]
+    assert done.side_effects and "before or after the view" in done.side_effects[0].text
 
 
 # -- square -----------------------------------------------------------------------------------------------------
