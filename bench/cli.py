@@ -5,7 +5,6 @@ import argparse
 import importlib
 import sys
 from pathlib import Path
-from types import ModuleType
 
 from harness import backends
 from harness.environment_failures import ENVIRONMENT_EXIT
@@ -38,28 +37,6 @@ def kernel_folder(text: str) -> str:
     return str(path)
 
 
-class Stop(Exception):
-    """The run cannot start: its exit status and the one line that says why."""
-
-    def __init__(self, code: int, why: str) -> None:
-        super().__init__(why)
-        self.code = code
-
-
-def start(args: argparse.Namespace) -> tuple[str, ModuleType]:
-    """The backend, prepared (one this machine lacks is the machine's failure: ENVIRONMENT, exit 6, as in the
-    suite), then --kernel imported with the --kernel-path folders first on sys.path (one that does not import: 2)."""
-    try:
-        device = resolve_device(args.device)
-    except RuntimeError as exc:
-        raise Stop(ENVIRONMENT_EXIT, f"ENVIRONMENT: {exc} (exit {ENVIRONMENT_EXIT}, nothing timed)") from None
-    sys.path[:0] = args.kernel_path
-    try:
-        return device, importlib.import_module(args.kernel)
-    except ImportError as exc:
-        raise Stop(EXIT_USAGE, f"--kernel {args.kernel}: does not import here: {exc}") from None
-
-
 def resolve_device(requested: str) -> str:
     """The backend harness.backends resolves for `requested`, prepared (the CPU switches Triton to its interpreter
     before it is imported; an explicit backend this machine lacks is refused), by name."""
@@ -69,12 +46,20 @@ def resolve_device(requested: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The backend, prepared (one this machine lacks is the machine's failure: ENVIRONMENT, exit 6, as in the suite),
+    then --kernel imported with the --kernel-path folders first on sys.path (one that does not import: 2)."""
     args = parse(argv)
     try:
-        device, module = start(args)
-    except Stop as stop:
-        print(f"python -m bench: {stop}", file=sys.stderr)
-        return stop.code
+        device = resolve_device(args.device)
+    except RuntimeError as exc:
+        print(f"python -m bench: ENVIRONMENT: {exc} (exit {ENVIRONMENT_EXIT}, nothing timed)", file=sys.stderr)
+        return ENVIRONMENT_EXIT
+    sys.path[:0] = args.kernel_path
+    try:
+        module = importlib.import_module(args.kernel)
+    except ImportError as exc:
+        print(f"python -m bench: --kernel {args.kernel}: does not import here: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     from bench import run  # imports the kernels: only once the backend chose how Triton runs
 
     return run.run(args, argv, device, module)

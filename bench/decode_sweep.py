@@ -5,7 +5,7 @@
 The one-off sweep behind the word-pair plan (docs/bench.md, docs/decode-sweep-h200.json): one program per row,
 each variant over 16-128 KB steps, 8-32 warps, 1 or 3 stages: `acc` per-lane int32 flags of the elements, `bits`
 16-bit raw bits as int16, `pair` int32 words of two 16-bit elements (a host-side int32 view), `step` our
-`_num_nans_kernel` (a sum per step). Each is checked against torch.isnan before it is timed (bench.timers.time_cuda).
+`_num_nans_kernel` (a sum per step). Each is checked against torch.isnan before it is timed (bench.timers.time_events).
 """
 import itertools
 import json
@@ -16,7 +16,7 @@ import torch
 import triton
 import triton.language as tl
 
-from bench.timers import Repetitions, time_cuda
+from bench.timers import Repetitions, time_events
 from bench.anchor import anchor_num_nans
 from kernel.num_nans import get_num_nans, _num_nans_kernel, plan_for
 from kernel.predicate import is_nan_i32
@@ -92,7 +92,7 @@ def main():
                 got = r if name in ("anchor", "ours") else out
                 if not torch.equal(got, exp):
                     shape["wrong"].append(name); continue
-                shape["us"][name] = round(time_cuda(fn, reps), 2)
+                shape["us"][name] = round(time_events("cuda", fn, reps), 2)
             except Exception as e:
                 shape["wrong"].append(f"{name}: {type(e).__name__}: {str(e)[:80]}")
         best = sorted(shape["us"].items(), key=lambda kv: kv[1])[:6]

@@ -12,4 +12,4 @@ __all__ = ["NotABenchFile", "html_link_fragment", "load", "write"]
 def write(path: Path, payload: dict[str, object]) -> None:
     """Write bench.json (creating its folder)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(payload, indent=1, sort_keys=False) + "\n")
+    path.write_text(json.dumps(payload, indent=1) + "\n")

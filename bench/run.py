@@ -1,4 +1,5 @@
-"""The body of `python -m bench` once the backend is prepared: verify, time, write bench.json and its plot."""
+"""The body of `python -m bench` once the backend is prepared: verify, time, write bench.json and its plot
+(bench.png)."""
 from __future__ import annotations
 
 import argparse
@@ -12,12 +13,13 @@ from typing import Any
 
 import torch
 
-from bench import SCHEMA, plot, report, shapes
+from bench import SCHEMA, report, shapes
 from bench.env import environment
-from bench.measure import Setup, VerificationError, time_all, verify
-from bench.targets import check_targets
-from bench.timers import repetitions
+from bench.measure import Setup, VerificationError, check_targets, time_all, verify
+from bench.timers import Repetitions, repetitions
 from kernel.launch import tuning_for
+
+COLORS = {"fp32": "tab:blue", "bf16": "tab:orange", "fp16": "tab:green"}  # bench.png's bars by dtype
 
 
 def run(args: argparse.Namespace, argv: list[str] | None, device: str, module: ModuleType) -> int:
@@ -55,15 +57,13 @@ def run(args: argparse.Namespace, argv: list[str] | None, device: str, module: M
         "plot": None,
         "seconds": round(time.perf_counter() - started, 1),
     }
-    if plot_path is not None and plot.plot(payload, plot_path):
+    if plot_path is not None and plot(payload, plot_path):
         payload["plot"] = os.path.relpath(plot_path, out.parent)
     report.write(out, payload)
     print(table(rows, floor_us, meaningful))
     print_targets(payload["targets"])  # type: ignore[arg-type]
     print(f"wrote {out}" + (f" and {plot_path}" if payload["plot"] else ""))
     return 0
-
-
 
 
 def print_targets(targets: list[dict[str, Any]]) -> None:
@@ -96,7 +96,7 @@ def _cells(values: dict[str, float | None]) -> str:
     return " ".join("      -" if values.get(n) is None else f"{values[n]:7.1f}" for n in ("kernel", "anchor", "torch"))
 
 
-def _method(device: str, reps: Any, quick: bool) -> dict[str, object]:
+def _method(device: str, reps: Repetitions, quick: bool) -> dict[str, object]:
     """How each number of bench.json was taken, in words, for the report."""
     return {
         "timer": {"cuda": f"CUDA events around each call, median of {reps.timed}; before each call the "
@@ -119,3 +119,44 @@ def _method(device: str, reps: Any, quick: bool) -> dict[str, object]:
         "ideal_us": "launch_floor_us + bytes / peak read roofline GB/s of this run",
         "reference": "torch.isnan(x).sum(-1) as int32, exact equality, every counting contender, every shape",
     }
+
+
+def plot(payload: dict, path: Path) -> bool:
+    """bench.png: speed-up over the anchor design, eager per-call cost and fraction of the read roofline per
+    shape; False (and nothing written) when matplotlib is not installed."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rows = payload["rows"]
+    labels = [r["key"] for r in rows]
+    colors = [COLORS.get(r["dtype"], "gray") for r in rows]
+    xs = range(len(rows))
+    fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(max(8.0, 0.22 * len(rows) + 2), 10.0), sharex=True)
+    top.bar(xs, [r["ratios"]["speedup_vs_anchor"] for r in rows], color=colors)
+    top.axhline(1.0, color="black", lw=0.8)
+    top.set_yscale("log")
+    top.set_ylabel("speed-up over anchor design (x)")
+    middle.bar(xs, [r["ratios"].get("eager_vs_anchor") or 0 for r in rows], color=colors)
+    middle.axhline(1.0, color="black", lw=0.8)
+    middle.set_ylabel("eager per-call: anchor / kernel (x)")
+    bottom.bar(xs, [r["ratios"]["roofline_fraction"] for r in rows], color=colors)
+    bottom.axhline(0.9, color="red", lw=0.8, ls="--")
+    bottom.set_ylabel("fraction of read roofline")
+    bottom.set_xticks(list(xs))
+    bottom.set_xticklabels(labels, rotation=90, fontsize=6)
+    env = payload["environment"]
+    title = f"{env['kernel_module']} on {env['device_name']} ({env['triton']}, torch {env['torch']})"
+    if not payload.get("timings_meaningful", False):
+        title += "\nINTERPRETER SMOKE RUN: timings mean nothing"
+    top.set_title(title, fontsize=9)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in COLORS.values()]
+    top.legend(handles, list(COLORS), fontsize=7)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=80)
+    plt.close(fig)
+    return True

@@ -9,11 +9,11 @@ anchor is timed before and after each shape's candidates, so drift during the sh
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
+from bench import report
 from bench.cli import resolve_device
 from bench.env import environment
 from bench.shapes import Shape, build
@@ -85,8 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                "environment": environment(device, "kernel", "kernel/", cores),
                "shapes": results, "ranking": ranking(results), "seconds": round(time.perf_counter() - started, 1)}
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(payload, indent=1) + "\n")
+    report.write(out, payload)
     for group in payload["ranking"]:  # type: ignore[union-attr]
         print(f"best by worst ratio to the anchor, {group['kind']} at {group['element_size']} bytes per element:")
         for row in group["best"]:

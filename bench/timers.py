@@ -1,12 +1,15 @@
 """Per-backend timers: each returns the median microseconds of fn, caches flushed between calls where possible."""
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import torch
+
+from harness.streams import capture
 
 FLUSH_BYTES = 256 * 1024 * 1024  # larger than the H200's 60 MB L2 and an Ascend 910B's 192 MB L2
 SLEEP_CYCLES = 200_000  # about 100 us at 2 GHz: longer than the host takes to queue one call
@@ -33,39 +36,25 @@ def repetitions(device: str, quick: bool) -> Repetitions:
     return Repetitions(timed=timed, warmup=warmup, host_calls=50, calls=100 if quick else 300, rounds=5)
 
 
-def time_cuda(fn: Callable[[], object], reps: Repetitions) -> float:
-    """CUDA events around each call, median; before each call the L2 is flushed (as triton.testing.do_bench
-    does) and the stream is held by torch.cuda._sleep, so the host's launch cost never shows as device time."""
-    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
+def time_events(device: str, fn: Callable[[], object], reps: Repetitions) -> float:
+    """Device events around each call, median; before each call the L2 is flushed (as triton.testing.do_bench
+    does) and, on CUDA, the stream is held by torch.cuda._sleep, so the host's launch cost never shows as device
+    time."""
+    runtime = getattr(torch, device)
+    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device=device)
     for _ in range(reps.warmup):
         fn()
-    torch.cuda.synchronize()
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(reps.timed)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(reps.timed)]
+    runtime.synchronize()
+    starts = [runtime.Event(enable_timing=True) for _ in range(reps.timed)]
+    ends = [runtime.Event(enable_timing=True) for _ in range(reps.timed)]
     for start, end in zip(starts, ends):
         flush.zero_()
-        torch.cuda._sleep(SLEEP_CYCLES)
+        if device == "cuda":
+            torch.cuda._sleep(SLEEP_CYCLES)
         start.record()
         fn()
         end.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3
-
-
-def time_npu(fn: Callable[[], object], reps: Repetitions) -> float:
-    """torch.npu events around each call after an L2 flush, torch.npu.synchronize at the end, median."""
-    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.int32, device="npu")
-    for _ in range(reps.warmup):
-        fn()
-    torch.npu.synchronize()
-    starts = [torch.npu.Event(enable_timing=True) for _ in range(reps.timed)]
-    ends = [torch.npu.Event(enable_timing=True) for _ in range(reps.timed)]
-    for start, end in zip(starts, ends):
-        flush.zero_()
-        start.record()
-        fn()
-        end.record()
-    torch.npu.synchronize()
+    runtime.synchronize()
     return statistics.median(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3
 
 
@@ -112,21 +101,11 @@ def per_call_us(loops: Mapping[str, Callable[[], object]], synchronize: Callable
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def _per_call(loops: Mapping[str, Callable[[], object]], synchronize: Callable[[], None], reps: Repetitions
-              ) -> dict[str, float]:
-    return per_call_us(loops, synchronize, reps.calls, reps.rounds, warmup=min(10, reps.calls))
-
-
 def eager_all(fns: Mapping[str, Callable[[], object]], synchronize: Callable[[], None], reps: Repetitions
               ) -> dict[str, float]:
     """What an eager caller pays per call of each contender: back-to-back calls, one synchronize (the larger of host
     launch cost and device time; vLLM's sampler calls get_num_nans this way)."""
-    return _per_call(fns, synchronize, reps)
-
-
-def eager_us(fn: Callable[[], object], synchronize: Callable[[], None], reps: Repetitions) -> float:
-    """eager_all of one body."""
-    return eager_all({"fn": fn}, synchronize, reps)["fn"]
+    return per_call_us(fns, synchronize, reps.calls, reps.rounds, warmup=min(10, reps.calls))
 
 
 def _why(exc: BaseException) -> str:
@@ -140,8 +119,6 @@ def graph_all(device: str, fns: Mapping[str, Callable[[], object]], reps: Repeti
     a side stream) and replayed back to back, interleaved as eager_all; (None, why) where it cannot be captured."""
     if device not in ("cuda", "npu"):
         return {name: (None, f"no device graphs on {device}") for name in fns}
-    from harness.streams import capture
-
     runtime = getattr(torch, device)
     graphs: dict[str, Callable[[], object]] = {}
     why: dict[str, str] = {}
@@ -151,12 +128,12 @@ def graph_all(device: str, fns: Mapping[str, Callable[[], object]], reps: Repeti
         except Exception as exc:  # noqa: BLE001 - a contender that cannot be captured is reported, not fatal
             why[name] = _why(exc)
     try:
-        us = _per_call(graphs, runtime.synchronize, reps) if graphs else {}
+        us = eager_all(graphs, runtime.synchronize, reps) if graphs else {}
     except Exception as exc:  # noqa: BLE001 - a replay that fails is reported, not fatal
         us, why = {}, {**why, **{name: _why(exc) for name in graphs}}
     return {name: (us[name], "") if name in us else (None, why[name]) for name in fns}
 
 
 TIMERS: dict[str, Callable[[Callable[[], object], Repetitions], float]] = {
-    "cuda": time_cuda, "npu": time_npu, "cpu": time_cpu,
+    "cuda": functools.partial(time_events, "cuda"), "npu": functools.partial(time_events, "npu"), "cpu": time_cpu,
 }

@@ -5,8 +5,7 @@ import pytest
 import torch
 
 from bench.roofline import INT_VIEW, torch_read, triton_read
-
-DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+from bench.shapes import DTYPES
 
 
 @pytest.mark.parametrize("rows, vocab, stride, cores", [(9, 3000, 3000, 4), (5, 20000, 20001, 4), (2, 5000, 5008, 4), (3, 777, 800, 64)])

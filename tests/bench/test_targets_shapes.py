@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from bench.shapes import DECODE_ROWS, DECODE_VOCABS, full_shapes, quick_shapes
-from bench.targets import check_targets
+from bench.measure import check_targets
 
 
 def test_full_shapes_cover_the_issue() -> None:
