@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from cases import registry
 from reports import markdown, not_run, results, summary
+from reports.diagnosis import diagnose
 from reports.diagnosis_base import Diagnosis
 from reports.markup import esc
 from reports.plugin import EXIT_WORDS
@@ -138,8 +140,6 @@ def _exitstatus(shards: Sequence[Shard]) -> int | None:
 
 def merge_docs(shards: Sequence[Shard]) -> dict[str, Any]:
     """The merged results document (after `check_partition`)."""
-    from reports.diagnosis import diagnose
-
     shards = sorted(shards, key=lambda s: s.group)
     records = sorted((r for s in shards for r in s.run.records), key=lambda r: r.nodeid)
     finished = all(s.run.finished for s in shards)
@@ -148,20 +148,16 @@ def merge_docs(shards: Sequence[Shard]) -> dict[str, Any]:
         how = EXIT_WORDS.get(int(status), f"exit status {status}") if status is not None else "finished"
     else:
         how = "; ".join(f"shard {s.group}/{s.info['splits']} {s.run.ended}" for s in shards if not s.run.finished)
-    gaps: list[str] = []
-    for s in shards:
-        gaps += [g for g in s.run.coverage_gaps if g not in gaps]
     first = shards[0]
-    started = sorted(s.run.started for s in shards if s.run.started)
     env = _environment(shards)
     env["Shards"] = f"{len(shards)} (pytest-split, {first.info.get('algorithm')})"
     extra = {
         "diagnosis": [d.to_dict() for d in diagnose(records, environment=env, partial=not finished)],
         "kernel": next((s.run.kernel for s in shards if s.run.kernel), None),
         "backend": next((s.run.backend for s in shards if s.run.backend), None),
-        "coverage_gaps": gaps,
+        "coverage_gaps": list(dict.fromkeys(g for s in shards for g in s.run.coverage_gaps)),
         "not_run": _not_run(shards, records),
-        "started": started[0] if started else None,
+        "started": min((s.run.started for s in shards if s.run.started), default=None),
         "ran": sum(s.run.ran for s in shards),
         "shards": {**{k: first.info.get(k) for k in SPLIT_KEYS}, "groups": [s.group for s in shards],
                    "folders": [str(s.folder) for s in shards],
@@ -286,17 +282,15 @@ def check_out_dir(out_dir: Path) -> None:
         raise MergeError(f"{out_dir}: {existing} exists and is not a folder; give a folder for the merged reports")
 
 
-def merge(out_dir: Path, folders: Sequence[Path], families: Sequence[Any] | None = None) -> Results:
-    """Check and merge the shard folders into OUT_DIR/results.json, junit.xml, precision.html and summary.md."""
+def merge(out_dir: Path, folders: Sequence[Path], family_modules: Sequence[str] = ()) -> Results:
+    """Check and merge the shard folders into OUT_DIR/results.json, junit.xml, precision.html and summary.md (the
+    summary's sections: the registry's case families and family_modules, the extra ones the shards ran with)."""
     check_out_dir(out_dir)
     shards = [load_shard(Path(f)) for f in folders]
     check_partition(shards)
     doc = merge_docs(shards)
     run = Results.from_doc(doc)
-    if families is None:
-        from cases import registry
-
-        families = registry.load()
+    families = registry.load(family_modules)
     group_of = {r.nodeid: s.group for s in shards for r in s.run.records}
     merge_junit(shards, out_dir / "junit.xml")
     results.write(out_dir / "results.json", doc)
@@ -318,10 +312,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="extra case-family module the shards ran with (for the summary's sections)")
     args = parser.parse_args(argv)
     try:
-        from cases import registry
-
-        families = registry.load(args.nan_family)
-        run = merge(args.out_dir, args.shards, families)
+        run = merge(args.out_dir, args.shards, args.nan_family)
     except MergeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
