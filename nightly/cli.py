@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from harness import cli as harness_cli
+from harness import processes
 from nightly import last_good, nights
 from nightly.nights import Night, Step
 from nightly.steps import (
-    ACCELERATORS, MUTATE_BUDGET_S, NightlyError, Runner, bench_available, card_count, clear_reports, kernel_paths,
+    ACCELERATORS, MUTATE_BUDGET_S, Runner, bench_available, card_count, clear_reports, kernel_paths,
     pytest_command, refresh_durations, run_bench, run_mutation, run_streaming,
 )
 from reports import markdown
@@ -42,7 +43,6 @@ BENCH_THRESHOLD = 0.10  # bench.compare's own default noise threshold
 def judge(night: Night, runner: Runner, available: Callable[[], tuple[bool, str]], *,
           allow_coverage_loss: bool, threshold: float) -> int:
     """Compare the night with the previous one; without one, the night's own pass/fail."""
-    results_path = night.folder / "results.json"
     run, why = nights.read_results(night.folder, night.run_id)
     if run is None:
         night.add(Step("verdicts", "not judged", f"this night cannot be judged: {why}", 2))
@@ -51,41 +51,41 @@ def judge(night: Night, runner: Runner, available: Callable[[], tuple[bool, str]
                                      selection=night.selection or None)
     for line in night.baseline.lines():
         print(f"nightly: {line}", flush=True)
-    codes = []
-    failing = len(run.failing())
-    if night.baseline.folder is None:
+    failing, before = len(run.failing()), night.baseline.folder
+    if before is None:
         code = 1 if failing or run.exitstatus not in (0, None) else 0
         night.add(Step("verdicts", "failed" if code else "passed",
                        f"no previous night; {failing} failing test(s) of {len(run.records)}", code))
-        codes.append(code)
     else:
-        argv = [sys.executable, "-m", "reports.compare", str(night.baseline.folder / "results.json"), str(results_path)]
-        argv += ["--allow-coverage-loss"] if allow_coverage_loss else []
-        code = runner(argv, night.folder / "compare.txt")
-        status = {0: "passed", 1: "regressed"}.get(code, "not judged")
-        detail = f"against {night.baseline.folder.name}; {failing} failing test(s) now"
-        night.add(Step("verdicts", status, detail, code, argv))
-        codes.append(code)
+        code = compare(night, runner, "verdicts", "reports.compare", before, "results.json",
+                       ["--allow-coverage-loss"] if allow_coverage_loss else [], "compare.txt",
+                       f"against {before.name}; {failing} failing test(s) now")
+    codes = [code]
     bench = night.steps.get("bench")
     if bench is not None and bench.status == "failed":
         codes.append(1)
-    new_bench = night.folder / "bench.json"
-    if not new_bench.is_file():
+    if not (night.folder / "bench.json").is_file():
         night.add(Step("speed", "skipped", "no bench.json this night"))
-    elif night.baseline.folder is None:
+    elif before is None:
         night.add(Step("speed", "skipped", "no previous night"))
-    elif not (night.baseline.folder / "bench.json").is_file():
-        night.add(Step("speed", "skipped", f"{night.baseline.folder.name} has no bench.json"))
+    elif not (before / "bench.json").is_file():
+        night.add(Step("speed", "skipped", f"{before.name} has no bench.json"))
     elif not (ok_why := available())[0]:
         night.add(Step("speed", "skipped", f"the bench package is not importable here ({ok_why[1]})"))
     else:
-        argv = [sys.executable, "-m", "bench.compare", str(night.baseline.folder / "bench.json"), str(new_bench),
-                "--threshold", str(threshold)]
-        code = runner(argv, night.folder / "bench-compare.txt")
-        status = {0: "passed", 1: "regressed"}.get(code, "not judged")
-        night.add(Step("speed", status, f"against {night.baseline.folder.name}, threshold {threshold:.0%}", code, argv))
+        code = compare(night, runner, "speed", "bench.compare", before, "bench.json", ["--threshold", str(threshold)],
+                       "bench-compare.txt", f"against {before.name}, threshold {threshold:.0%}")
         codes.append(1 if code == 1 else (2 if code else 0))
-    return max(codes) if codes else 0
+    return max(codes)
+
+
+def compare(night: Night, runner: Runner, step: str, module: str, before: Path, file: str, options: list[str],
+            log: str, detail: str) -> int:
+    """`python -m MODULE BEFORE/FILE NIGHT/FILE OPTIONS` (reports.compare, bench.compare) as the night's step."""
+    argv = [sys.executable, "-m", module, str(before / file), str(night.folder / file), *options]
+    code = runner(argv, night.folder / log)
+    night.add(Step(step, {0: "passed", 1: "regressed"}.get(code, "not judged"), detail, code, argv))
+    return code
 
 
 def parse(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
@@ -151,30 +151,27 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner = run_streaming,
     name = args.night or nights.new_name(root)
     shard = {"group": args.group, "splits": args.splits} if args.splits else None
     folder = root / name / "shards" / f"group-{args.group}" if shard else root / name
-    own = [str(path.resolve()) for path in args.kernel_path]  # from the calling folder
-    night = Night(root, name, folder, args.device, args.kernel, kernel_paths(own, extra),
-                  selection=selection_of(args, extra), shard=shard)
     try:
         n_cards = cards(args.device) if args.device in ACCELERATORS else 0
-    except NightlyError as exc:
+    except processes.CardCountError as exc:
         print(f"nightly: {exc}", file=sys.stderr)
         return 2
     if args.device in ACCELERATORS and n_cards < 1:
         print(f"nightly: --device {args.device}: no card visible here", file=sys.stderr)
         return 2
-    night.cards = n_cards
-    night.workers = args.workers if args.workers is not None else (n_cards if n_cards else CPU_WORKERS)
+    own = [str(path.resolve()) for path in args.kernel_path]  # from the calling folder
+    night = Night(root, name, folder, args.device, args.kernel, kernel_paths(own, extra), cards=n_cards,
+                  workers=args.workers if args.workers is not None else (n_cards or CPU_WORKERS),
+                  selection=selection_of(args, extra), shard=shard, run_id=uuid.uuid4().hex)
     folder.mkdir(parents=True, exist_ok=True)
     print(f"nightly: {name} -> {folder} ({args.device}, {n_cards} card(s), -n {night.workers})", flush=True)
-    night.run_id = uuid.uuid4().hex
     clear_reports(folder)
     night.write(None, "running")
     argv_pytest = pytest_command(args.device, folder, kernel=args.kernel, workers=night.workers, extra=extra,
-                                 shard=shard, durations=durations, run_id=night.run_id,
-                                 kernel_paths=own)
+                                 shard=shard, durations=durations, run_id=night.run_id, kernel_paths=own)
     code = runner(argv_pytest, folder / "pytest.log")
-    words = {0: "passed", 1: "tests failed"}
-    night.add(Step("suite", words.get(code, "not finished"), f"pytest exited {code}", code, argv_pytest))
+    status = {0: "passed", 1: "tests failed"}.get(code, "not finished")
+    night.add(Step("suite", status, f"pytest exited {code}", code, argv_pytest))
     if args.bench and (shard is None or shard["group"] == 1):  # one benchmark per night, on the first shard's node
         run_bench(night, runner, available)
     elif not args.bench:
@@ -238,17 +235,11 @@ def night_markdown(night: Night, verdict: str, result: int, run: Results | None,
     return markdown.fit(head + [""] + run_head, body, good + tail)
 
 
-def check_shard_runs(shard_dirs: Sequence[Path]) -> None:
-    """Each shard folder's results.json must be the one its own last nightly run wrote (same run id), finished."""
-    from reports.merge import MergeError
-
-    for folder in shard_dirs:
-        expected = (nights.read_nightly(folder) or {}).get("run_id")
-        if expected is None:
-            continue  # a shard run by hand (pytest --splits): nothing to match
-        run, why = nights.read_results(folder, expected)
-        if run is None:
-            raise MergeError(f"{folder.name}: {why}")
+def stale_shard(folder: Path) -> str:
+    """Why the shard folder's results.json is not the finished one its own last nightly run wrote (same run id); ''
+    when it is, or when the shard was run by hand (pytest --splits: nothing to match)."""
+    expected = (nights.read_nightly(folder) or {}).get("run_id")
+    return "" if expected is None else nights.read_results(folder, expected)[1]
 
 
 def merge_night(args: argparse.Namespace, root: Path, durations: Path, runner: Runner,
@@ -258,17 +249,16 @@ def merge_night(args: argparse.Namespace, root: Path, durations: Path, runner: R
 
     folder = root / args.night
     shard_dirs = sorted((folder / "shards").glob("group-*"), key=lambda p: p.name)
-    first = nights.read_nightly(shard_dirs[0]) if shard_dirs else None
-    device = (first or {}).get("device") or args.device
-    night = Night(root, args.night, folder, device, (first or {}).get("kernel") or args.kernel,
-                  selection=(first or {}).get("selection") or {})
-    night.cards = (first or {}).get("cards")
-    night.workers = (first or {}).get("workers")
+    first = (nights.read_nightly(shard_dirs[0]) if shard_dirs else None) or {}
+    night = Night(root, args.night, folder, first.get("device") or args.device, first.get("kernel") or args.kernel,
+                  workers=first.get("workers"), cards=first.get("cards"), selection=first.get("selection") or {})
     if not shard_dirs:
         print(f"nightly: no shard folders under {folder / 'shards'}", file=sys.stderr)
         return 2
     try:
-        check_shard_runs(shard_dirs)
+        for d in shard_dirs:
+            if why := stale_shard(d):
+                raise MergeError(f"{d.name}: {why}")
         run = merge(folder, shard_dirs)
     except MergeError as exc:
         print(f"nightly: cannot merge the shards of {args.night}: {exc}", file=sys.stderr)

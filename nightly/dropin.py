@@ -67,11 +67,6 @@ def template(kernel: str, device: str = "npu", path: str = "tests/test_num_nans_
     return TEMPLATE.format(kernel=kernel, device=device, device_var=DEVICE_VAR, path=path)
 
 
-def child_env() -> dict[str, str]:
-    """The caller's environment less its pytest's variables (its addopts, its worker's id are not the suite's)."""
-    return cli.importable(processes.child_env())
-
-
 def command(kernel: str, device: str, folder: Path, kernel_path: Path, run_id: str, extra: Sequence[str]
             ) -> list[str]:
     """`nan-harness`'s pytest command (harness.cli.arguments) with every report path in folder."""
@@ -118,10 +113,8 @@ def run_suite(kernel: str, *, device: str | None = None, args: Sequence[str] = (
     if not device:
         raise SuiteFailed(f"nan-harness: no device: pass device= or set {DEVICE_VAR} (npu, cuda or cpu)")
     here = Path.cwd()
-    folder = Path(out or os.environ.get(OUT_VAR) or DEFAULT_OUT)
-    folder = folder if folder.is_absolute() else here / folder
-    source = Path(kernel_path) if kernel_path is not None else here
-    source = source if source.is_absolute() else here / source
+    folder = here / (out or os.environ.get(OUT_VAR) or DEFAULT_OUT)  # an absolute path stays as it is
+    source = here / (kernel_path or "")
     folder.mkdir(parents=True, exist_ok=True)
     for name in REPORTS.values():  # an earlier run's reports never stand in for this one's
         (folder / name).unlink(missing_ok=True)
@@ -129,8 +122,9 @@ def run_suite(kernel: str, *, device: str | None = None, args: Sequence[str] = (
     extra = [*args, *shlex.split(os.environ.get(ARGS_VAR, ""))]
     argv = command(kernel, device, folder, source, run_id, extra)
     print(f"nan-harness: $ {shlex.join(argv)}", flush=True)
+    env = cli.importable(processes.child_env())  # less the caller's pytest's variables: its addopts, its worker id
     try:
-        code = subprocess.run(argv, cwd=here, env=child_env(), check=False, timeout=timeout_s).returncode
+        code = subprocess.run(argv, cwd=here, env=env, check=False, timeout=timeout_s).returncode
     except subprocess.TimeoutExpired:
         code = -9
     judgement = judge(code, folder / REPORTS["json"], run_id, None, source)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nightly.nights import nights, read_nightly, read_results
+from nightly.nights import nights, read_json, read_nightly, read_results
 from reports import markdown
 from reports.markup import esc
 from reports.results import Results, write_text_atomic
@@ -133,8 +133,8 @@ def rebuild(root: Path) -> Table:
 def read(root: Path) -> Table | None:
     """ROOT/last_good.json, or None when absent or not this schema."""
     try:
-        return Table.from_doc(json.loads((root / FILE).read_text(encoding="utf-8")))
-    except (OSError, ValueError, TypeError):
+        return Table.from_doc(read_json(root / FILE))
+    except (ValueError, TypeError):
         return None
 
 

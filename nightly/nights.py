@@ -42,12 +42,17 @@ def new_name(root: Path, now: datetime.datetime | None = None) -> str:
     return name
 
 
-def read_nightly(folder: Path) -> dict[str, Any] | None:
-    """The folder's nightly.json, or None when absent or unreadable."""
+def read_json(path: Path) -> Any:
+    """The JSON document in path, or None when it is absent or unreadable."""
     try:
-        doc = json.loads((folder / "nightly.json").read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def read_nightly(folder: Path) -> dict[str, Any] | None:
+    """The folder's nightly.json, or None when absent or unreadable."""
+    doc = read_json(folder / "nightly.json")
     return doc if isinstance(doc, dict) and doc.get("schema") == NIGHTLY_SCHEMA else None
 
 

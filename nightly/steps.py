@@ -10,15 +10,11 @@ from pathlib import Path
 
 from harness import cli as harness_cli
 from harness import processes
-from nightly.nights import Night, Step
+from nightly.nights import Night, Step, read_json
 from reports import markdown
 from reports.results import Results
 
 ACCELERATORS = ("npu", "cuda")
-
-
-class NightlyError(RuntimeError):
-    """Something that stops the nightly before it can judge (exit 2)."""
 
 
 # A runner runs one command from harness.cli.home(), streams its output to the terminal and to `log`, and
@@ -33,24 +29,17 @@ def run_streaming(argv: Sequence[str], log: Path | None) -> int:
     return processes.run_tee(argv, harness_cli.home(), log, processes.child_env((markdown.STEP_SUMMARY_VAR,)))
 
 
-def run_quiet(argv: Sequence[str]) -> tuple[int, str]:
-    done = subprocess.run(list(argv), cwd=harness_cli.home(), capture_output=True, text=True, check=False)
-    return done.returncode, done.stdout + done.stderr
-
-
 def card_count(device: str) -> int:
     """Cards the backend sees (respecting CUDA_VISIBLE_DEVICES / ASCEND_RT_VISIBLE_DEVICES), 0 when it is not
-    available here."""
-    try:
-        return processes.count_cards(device, harness_cli.home())[0]
-    except processes.CardCountError as exc:
-        raise NightlyError(str(exc)) from None
+    available here; processes.CardCountError when they cannot be counted (exit 2)."""
+    return processes.count_cards(device, harness_cli.home())[0]
 
 
 def bench_available() -> tuple[bool, str]:
     """Whether `python -m bench` and `python -m bench.compare` can be imported where the night runs them."""
-    code, out = run_quiet([sys.executable, "-c", "import bench.cli, bench.compare"])
-    return code == 0, (out.strip().splitlines() or [""])[-1]
+    done = subprocess.run([sys.executable, "-c", "import bench.cli, bench.compare"], cwd=harness_cli.home(),
+                          capture_output=True, text=True, check=False)
+    return done.returncode == 0, ((done.stdout + done.stderr).strip().splitlines() or [""])[-1]
 
 
 REPORTS = ("results.json", "junit.xml", "precision.html")  # what the suite writes into a night's folder
@@ -124,9 +113,8 @@ def run_mutation(night: Night, runner: Runner, budget_s: float) -> Step:
             str(out), "--budget-s", str(budget_s), *(f"--kernel-path={path}" for path in night.kernel_paths)]
     (out / "mutation.json").unlink(missing_ok=True)  # only this run's result is read
     code = runner(argv, night.folder / "mutation.log")
-    try:
-        doc = json.loads((out / "mutation.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    doc = read_json(out / "mutation.json")
+    if not isinstance(doc, dict):
         return night.add(Step("mutation", "failed", f"python -m mutate exited {code} without mutation.json", code,
                               argv))
     c, score = doc.get("counts", {}), doc.get("score")
@@ -139,10 +127,7 @@ def run_mutation(night: Night, runner: Runner, budget_s: float) -> Step:
 def refresh_durations(run: Results, durations: Path) -> int:
     """Write this night's per-test durations (setup + call + teardown, what --store-durations stores) into the
     durations file pytest-split reads, keeping entries of tests this night did not run; returns entries written."""
-    try:
-        known = json.loads(durations.read_text(encoding="utf-8")) if durations.is_file() else {}
-    except ValueError:
-        known = {}
+    known = read_json(durations) or {}
     fresh = {r.nodeid: r.duration for r in run.records if "::" in r.nodeid and r.outcome not in ("pending", "skipped")}
     known.update(fresh)
     durations.write_text(json.dumps(known, sort_keys=True, indent=4), encoding="utf-8")  # pytest-split's format

@@ -12,7 +12,6 @@ Exit 0 when the page was written, 2 when ROOT holds no night with results or OUT
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Sequence
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nightly import last_good
-from nightly.nights import nights, read_nightly
+from nightly.nights import nights, read_json, read_nightly
 from reports.markup import esc
 from reports.results import Results, ResultsError, load, write_text_atomic
 from reports.text import why
@@ -74,10 +73,6 @@ class Change:
     newly_failing: list[tuple[TestRecord, str]] = field(default_factory=list)
     newly_fixed: list[tuple[TestRecord, str]] = field(default_factory=list)
 
-    @property
-    def commit_changed(self) -> bool:
-        return self.before.commit != self.after.commit
-
 
 def short(commit: str) -> str:
     head, _, rest = commit.partition(" ")
@@ -90,12 +85,9 @@ def read_night(folder: Path) -> NightData:
         night.run = load(folder / "results.json")
     except ResultsError as exc:
         night.problem = str(exc).replace(f"{folder / 'results.json'}: ", "")
-    try:
-        bench = json.loads((folder / "bench.json").read_text(encoding="utf-8"))
-        if isinstance(bench, dict) and isinstance(bench.get("rows"), list):
-            night.bench = bench
-    except (OSError, ValueError):
-        pass
+    bench = read_json(folder / "bench.json")
+    if isinstance(bench, dict) and isinstance(bench.get("rows"), list):
+        night.bench = bench
     return night
 
 
@@ -179,9 +171,10 @@ def plot(history: Sequence[NightData], series: dict[str, dict[str, dict[str, flo
 
 
 def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
-         series: dict[str, dict[str, dict[str, float]]], png: str, good: str = "") -> str:
-    """trend.html: the nights, the changes between consecutive nights, the benchmark ratios."""
-    table, sections, bench = _nights_table(history, found), _change_sections(found), _bench_table(history, series)
+         series: dict[str, dict[str, dict[str, float]]], png: str, good: str = "", up: str = "") -> str:
+    """trend.html: the nights, the changes between consecutive nights, the benchmark ratios; `up` leads from the
+    page's folder to ROOT."""
+    table, sections, bench = _nights_table(history, found, up), _change_sections(found), _bench_table(history, series)
     return (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>NaN-count nightly trend</title><style>'
         "body{font-family:Helvetica,Arial,sans-serif;font-size:13px;color:#111;margin:16px}"
@@ -195,7 +188,7 @@ def page(root: Path, history: Sequence[NightData], found: Sequence[Change],
     )
 
 
-def _nights_table(history: Sequence[NightData], found: Sequence[Change]) -> str:
+def _nights_table(history: Sequence[NightData], found: Sequence[Change], up: str) -> str:
     """One row per night: its commit (marked where it changed), how its run ended, its verdicts and changes."""
     verdict_names = [v for v in VERDICT_COLOURS if any(n.verdicts.get(v) for n in history)]
     head = "".join(f"<th>{esc(v.replace('_', ' '))}</th>" for v in verdict_names)
@@ -212,16 +205,15 @@ def _nights_table(history: Sequence[NightData], found: Sequence[Change]) -> str:
         base = (n.nightly or {}).get("baseline")
         counts = "".join(f"<td>{n.verdicts.get(v, 0)}</td>" for v in verdict_names)
         rows.append(
-            f'<tr data-night="{esc(n.name)}"><td><a href="{esc(n.name)}/precision.html">{esc(n.name)}</a></td>'
+            f'<tr data-night="{esc(n.name)}"><td><a href="{esc(up + n.name)}/precision.html">{esc(n.name)}</a></td>'
             f'<td class="{"nan-commit-changed" if changed else ""}"><code>{esc(short(n.commit))}</code>'
             f"{' <b>changed</b>' if changed else ''}</td><td>{esc(state)}</td>{counts}"
             f"<td>{len(n.failing)}</td><td>{len(ch.newly_failing) if ch else ''}</td>"
             f"<td>{len(ch.newly_fixed) if ch else ''}</td>"
             f"<td>{esc(judged)}{' vs ' + esc(base) if base else ''}</td></tr>")
-    table = (f'<table id="nan-nights"><thead><tr><th>night</th><th>kernel commit</th><th>run</th>{head}'
-             "<th>failing</th><th>newly failing</th><th>newly fixed</th><th>nightly verdict</th></tr></thead>"
-             f"<tbody>{''.join(rows)}</tbody></table>")
-    return table
+    return (f'<table id="nan-nights"><thead><tr><th>night</th><th>kernel commit</th><th>run</th>{head}'
+            "<th>failing</th><th>newly failing</th><th>newly fixed</th><th>nightly verdict</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
 
 
 def _change_sections(found: Sequence[Change]) -> list[str]:
@@ -229,7 +221,7 @@ def _change_sections(found: Sequence[Change]) -> list[str]:
     sections = []
     for ch in found:
         commit = (f"kernel commit changed: <code>{esc(short(ch.before.commit))}</code> &rarr; "
-                  f"<code>{esc(short(ch.after.commit))}</code>" if ch.commit_changed
+                  f"<code>{esc(short(ch.after.commit))}</code>" if ch.before.commit != ch.after.commit
                   else f"same kernel commit <code>{esc(short(ch.after.commit))}</code>")
         partial = ("" if ch.before.finished and ch.after.finished
                    else " (a night did not finish: the lists may be partial)")
@@ -246,20 +238,18 @@ def _change_sections(found: Sequence[Change]) -> list[str]:
 
 def _bench_table(history: Sequence[NightData], series: dict[str, dict[str, dict[str, float]]]) -> str:
     """The benchmark ratios per shape and night; empty without benchmark results."""
-    bench = ""
-    if series:
-        names = [n.name for n in history]
-        shown = [n for n in names if any(n in per for per in series.values())]
-        brows = "".join(
-            f"<tr><td>{esc(key)}</td>" + "".join(
-                f"<td>{per[n]['roofline_fraction']:.2f} / {per[n]['speedup_vs_anchor']:.2f}x</td>" if n in per
-                else "<td>–</td>" for n in shown) + "</tr>"
-            for key, per in sorted(series.items()))
-        bench = ("<h2>Benchmark ratios per shape</h2><p>each cell: share of the read roofline (roofline time / kernel "
-                 "time) / speed-up over the anchor kernel; nights without bench.json, or with interpreter timings, "
-                 'are left out</p><table id="nan-bench-trend"><thead><tr><th>shape</th>'
-                 + "".join(f"<th>{esc(n)}</th>" for n in shown) + f"</tr></thead><tbody>{brows}</tbody></table>")
-    return bench
+    if not series:
+        return ""
+    shown = [n.name for n in history if any(n.name in per for per in series.values())]
+    rows = "".join(
+        f"<tr><td>{esc(key)}</td>" + "".join(
+            f"<td>{per[n]['roofline_fraction']:.2f} / {per[n]['speedup_vs_anchor']:.2f}x</td>" if n in per
+            else "<td>–</td>" for n in shown) + "</tr>"
+        for key, per in sorted(series.items()))
+    return ("<h2>Benchmark ratios per shape</h2><p>each cell: share of the read roofline (roofline time / kernel "
+            "time) / speed-up over the anchor kernel; nights without bench.json, or with interpreter timings, "
+            'are left out</p><table id="nan-bench-trend"><thead><tr><th>shape</th>'
+            + "".join(f"<th>{esc(n)}</th>" for n in shown) + f"</tr></thead><tbody>{rows}</tbody></table>")
 
 
 def build(root: Path, out: Path, last: int = DEFAULT_LAST) -> Path:
@@ -271,17 +261,11 @@ def build(root: Path, out: Path, last: int = DEFAULT_LAST) -> Path:
     found = changes(history)
     series = bench_series(history)
     plot(history, series, out / "trend.png")
-    html = page(root, history, found, series, "trend.png", last_good.html_section(last_good.rebuild(root)))
-    # links to each night's report are relative to ROOT; from elsewhere they point at the folders themselves
-    if out.resolve() != root.resolve():
-        for f in folders:
-            html = html.replace(f'href="{esc(f.name)}/', f'href="{esc(_rel(f, out))}/')
+    up = Path(os.path.relpath(root.resolve(), out.resolve())).as_posix()  # from OUT to each night's report
+    up = "" if up == "." else up + "/"
+    html = page(root, history, found, series, "trend.png", last_good.html_section(last_good.rebuild(root)), up)
     write_text_atomic(out / "trend.html", html)
     return out / "trend.html"
-
-
-def _rel(folder: Path, out: Path) -> str:
-    return Path(os.path.relpath(folder.resolve(), out.resolve())).as_posix()
 
 
 def main(argv: list[str] | None = None) -> int:
