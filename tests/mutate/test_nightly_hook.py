@@ -8,36 +8,26 @@ from pathlib import Path
 import pytest
 
 from nightly import cli
+from tests.nightly.test_nightly import A, FakeRunner, results_doc
 
-A = "tests/precision/test_families.py::test_case[fp32-prefix-1x128-nan0.5-wrapper]"
 
-
-class Fake:
+class Fake(FakeRunner):
     """The suite passes; mutate writes a mutation.json (or nothing, when `score` is None)."""
 
     def __init__(self, score: float | None) -> None:
-        self.score, self.commands = score, []  # type: ignore[var-annotated]
+        super().__init__(results_doc({A: "passed"}, backend="cpu"))
+        self.score = score
 
     def __call__(self, argv: Sequence[str], log: Path | None) -> int:
         argv = list(argv)
+        if argv[2] != "mutate" or self.score is None:
+            return super().__call__(argv, log)
         self.commands.append(argv)
-        if argv[2] == "pytest":
-            path = Path([a for a in argv if a.startswith("--nan-json=")][-1].split("=", 1)[1])  # the last wins
-            run_id = next(a.split("=", 1)[1] for a in argv if a.startswith("--nan-run-id="))
-            case = {"nodeid": A, "id": A.rsplit("::", 1)[-1], "outcome": "passed", "verdict": "pass",
-                    "duration": 0.1, "checks": [], "wrong_rows": [], "message": ""}
-            path.write_text(json.dumps({"schema": "nan-harness-results/2", "environment": {}, "exitstatus": 0,
-                                        "finished": True, "ended": "passed", "collected": 1, "counts": {},
-                                        "verdicts": {}, "diagnosis": [], "kernel": "kernel", "backend": "cpu",
-                                        "coverage_gaps": [], "ran": 1, "cases": [case], "run_id": run_id}))
-            return 0
-        if argv[2] == "mutate" and self.score is not None:
-            out = Path(argv[argv.index("--out") + 1])
-            out.mkdir(parents=True, exist_ok=True)
-            (out / "mutation.json").write_text(json.dumps({"score": self.score, "counts": {
-                "killed": 9, "survived": 1, "timeout": 0, "not_run": 2}}))
-            return 1
-        return 0
+        out = Path(argv[argv.index("--out") + 1])
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "mutation.json").write_text(json.dumps({"score": self.score, "counts": {
+            "killed": 9, "survived": 1, "timeout": 0, "not_run": 2}}))
+        return 1
 
 
 def _night(tmp_path: Path, fake: Fake, *extra: str) -> dict:  # type: ignore[type-arg]

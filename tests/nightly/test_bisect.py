@@ -17,6 +17,7 @@ import pytest
 
 from nightly import bisect, bisect_run
 from reports.results import SCHEMA
+from tests.nightly.test_nightly import results_doc as nightly_doc
 from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT, clean_env
 
@@ -26,16 +27,8 @@ B = "tests/precision/test_families.py::test_case[fp16-special-2x1024-direct]"
 
 # -- the judge -------------------------------------------------------------------------------------------------------
 
-def results_doc(outcomes: dict[str, str], *, finished: bool = True, ended: str | None = None,
-                exitstatus: int | None = None, run_id: str | None = "r1") -> dict[str, Any]:
-    cases = [{"nodeid": n, "id": n.rsplit("::", 1)[-1], "outcome": o,
-              "verdict": {"passed": "pass", "skipped": "not_run"}.get(o, "wrong_counts"), "duration": 0.1,
-              "checks": [], "wrong_rows": [], "message": ""} for n, o in outcomes.items()]
-    failed = any(o in ("failed", "error") for o in outcomes.values())
-    return {"schema": SCHEMA, "environment": {}, "exitstatus": (1 if failed else 0) if exitstatus is None else
-            exitstatus, "finished": finished, "ended": ended or ("tests failed" if failed else "passed"),
-            "collected": len(cases), "ran": len(cases), "counts": {}, "verdicts": {}, "diagnosis": [],
-            "kernel": "k", "backend": "cpu", "coverage_gaps": [], "run_id": run_id, "cases": cases}
+def results_doc(outcomes: dict[str, str], **fields: Any) -> dict[str, Any]:
+    return nightly_doc(outcomes, **{"run_id": "r1", **fields})
 
 
 UNFINISHED = {"schema": SCHEMA, "environment": {}, "exitstatus": None, "finished": False,

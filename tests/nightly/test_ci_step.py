@@ -22,7 +22,7 @@ from pathlib import Path
 from harness import processes
 from nightly import dropin
 from tests.nightly.test_bisect import CORRECT_TEST, DESIGN
-from tests.nightly.test_dropin import FILE, KERNEL, SELECTION
+from tests.nightly.test_dropin import KERNEL, SELECTION, kernel_repo
 from tests.support.limits import hang_limit
 from tests.support.node import base_python, checkout_copy, shell_env
 from tests.support.subrun import ROOT
@@ -99,16 +99,6 @@ def nested(step: str, key: str) -> list[str]:
     return textwrap.dedent("\n".join(body)).splitlines()
 
 
-def kernel_repository(path: Path) -> Path:
-    """The kernel's repository: its module and the drop-in file it committed (`python -m nightly.dropin`)."""
-    (path / "my_kernels").mkdir(parents=True)
-    (path / "my_kernels" / "__init__.py").write_text("")
-    (path / "my_kernels" / "num_nans.py").write_text(DESIGN)
-    (path / "tests").mkdir()
-    (path / FILE).write_text(dropin.template(KERNEL))
-    return path
-
-
 def documented_tools() -> list[str]:
     """Every `python -m X` the README and docs/ name, less what is no tool of this project's install."""
     text = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
@@ -118,7 +108,7 @@ def documented_tools() -> list[str]:
 def test_the_documented_ci_step_runs_from_a_checkout(tmp_path: Path) -> None:
     assert CORRECT_TEST in DESIGN
     steps = ci_steps()
-    repo = kernel_repository(tmp_path / "kernel-repo")
+    repo = kernel_repo(tmp_path / "kernel-repo", DESIGN)
     checkout = step_using(steps, "actions/checkout")
     if checkout is not None:
         checkout_copy(ROOT, repo / value(checkout, "path"))

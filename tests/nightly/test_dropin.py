@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from nightly import dropin
-from reports.results import SCHEMA
 from tests.nightly.test_bisect import CORRECT_TEST, DESIGN, PLANTED
+from tests.nightly.test_nightly import results_doc
 from tests.support.limits import hang_limit
 from tests.support.subrun import ROOT, clean_env
 
@@ -104,11 +104,8 @@ def fake_suite(monkeypatch: pytest.MonkeyPatch, doc: dict[str, Any] | None, code
 
 
 def results(outcomes: list[str], *, finished: bool = True) -> dict[str, Any]:
-    cases = [{"nodeid": f"t.py::test_{i}", "outcome": o, "verdict": "pass" if o == "passed" else
-              ("not_run" if o == "skipped" else "wrong_counts")} for i, o in enumerate(outcomes)]
-    return {"schema": SCHEMA, "exitstatus": 1 if "failed" in outcomes else 0, "finished": finished,
-            "ended": "passed" if finished else "interrupted", "collected": len(cases), "counts": {},
-            "verdicts": {}, "kernel": KERNEL, "backend": "cpu", "cases": cases}
+    return results_doc({f"t.py::test_{i}": o for i, o in enumerate(outcomes)}, finished=finished, kernel=KERNEL,
+                       backend="cpu")
 
 
 @pytest.mark.parametrize(("doc", "code", "same_run", "elsewhere", "said"), [

@@ -22,14 +22,16 @@ B = "tests/precision/test_families.py::test_case[fp16-special-2x1024-direct]"
 
 
 def results_doc(outcomes: dict[str, str], *, finished: bool = True, kernel: str = "kernel", backend: str = "cuda",
-                commit: str = "abc") -> dict[str, Any]:
-    cases = [{"nodeid": n, "id": n.rsplit("::", 1)[-1], "outcome": o, "verdict": "pass" if o == "passed" else
-              "wrong_counts", "duration": 0.25, "checks": [], "wrong_rows": [], "message": ""}
-             for n, o in outcomes.items()]
-    return {"schema": SCHEMA, "environment": {"Kernel commit": commit}, "exitstatus": 1 if "failed" in
-            outcomes.values() else 0, "finished": finished, "ended": "passed" if finished else "interrupted",
+                commit: str = "abc", **fields: Any) -> dict[str, Any]:
+    """A finished (or interrupted) run's results.json with these outcomes; `fields` replace top-level keys."""
+    cases = [{"nodeid": n, "id": n.rsplit("::", 1)[-1], "outcome": o,
+              "verdict": {"passed": "pass", "skipped": "not_run"}.get(o, "wrong_counts"), "duration": 0.25,
+              "checks": [], "wrong_rows": [], "message": ""} for n, o in outcomes.items()]
+    failed = any(o in ("failed", "error") for o in outcomes.values())
+    return {"schema": SCHEMA, "environment": {"Kernel commit": commit}, "exitstatus": int(failed),
+            "finished": finished, "ended": ("tests failed" if failed else "passed") if finished else "interrupted",
             "collected": len(cases), "counts": {}, "verdicts": {}, "diagnosis": [], "kernel": kernel,
-            "backend": backend, "coverage_gaps": [], "ran": len(cases), "cases": cases}
+            "backend": backend, "coverage_gaps": [], "ran": len(cases), "cases": cases, **fields}
 
 
 def put_night(root: Path, name: str, doc: dict[str, Any], bench: bool = False) -> Path:
