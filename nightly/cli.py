@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -151,6 +152,7 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner = run_streaming,
     name = args.night or nights.new_name(root)
     shard = {"group": args.group, "splits": args.splits} if args.splits else None
     folder = root / name / "shards" / f"group-{args.group}" if shard else root / name
+    started = time.time()  # the night's seconds count the card count too
     try:
         n_cards = cards(args.device) if args.device in ACCELERATORS else 0
     except processes.CardCountError as exc:
@@ -162,7 +164,7 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner = run_streaming,
     own = [str(path.resolve()) for path in args.kernel_path]  # from the calling folder
     night = Night(root, name, folder, args.device, args.kernel, kernel_paths(own, extra), cards=n_cards,
                   workers=args.workers if args.workers is not None else (n_cards or CPU_WORKERS),
-                  selection=selection_of(args, extra), shard=shard, run_id=uuid.uuid4().hex)
+                  selection=selection_of(args, extra), shard=shard, run_id=uuid.uuid4().hex, started=started)
     folder.mkdir(parents=True, exist_ok=True)
     print(f"nightly: {name} -> {folder} ({args.device}, {n_cards} card(s), -n {night.workers})", flush=True)
     clear_reports(folder)
