@@ -8,22 +8,10 @@ from __future__ import annotations
 
 import torch
 
-__all__ = ["aggregate_reference", "exact_request_sums"]
-
-
-def _check_ends(num_rows: int, ends: list[int]) -> None:
-    """Refuse row ends that do not describe consecutive, non-overlapping requests inside the rows."""
-    previous = 0
-    for index, end in enumerate(ends):
-        if end < previous:
-            raise ValueError(f"cumulative_row_ends[{index}] = {end} is below the previous end {previous}")
-        previous = end
-    if previous > num_rows:
-        raise ValueError(f"cumulative_row_ends ends at row {previous}, past the {num_rows} rows of num_nans")
-
 
 def exact_request_sums(num_nans: torch.Tensor, cumulative_row_ends: torch.Tensor) -> list[int]:
-    """Each request's total as an exact Python int (no wrap-around, whatever the input dtypes)."""
+    """Each request's total as an exact Python int (no wrap-around, whatever the input dtypes); row ends that do not
+    describe consecutive, non-overlapping requests inside the rows are refused."""
     if num_nans.dim() != 1 or cumulative_row_ends.dim() != 1:
         raise ValueError(
             f"expected 1-D num_nans and cumulative_row_ends, got shapes {tuple(num_nans.shape)} "
@@ -31,16 +19,13 @@ def exact_request_sums(num_nans: torch.Tensor, cumulative_row_ends: torch.Tensor
         )
     counts = [int(c) for c in num_nans.detach().cpu().tolist()]
     ends = [int(e) for e in cumulative_row_ends.detach().cpu().tolist()]
-    _check_ends(len(counts), ends)
-    sums: list[int] = []
-    start = 0
-    for end in ends:
-        total = 0
-        for row in range(start, end):
-            total += counts[row]
-        sums.append(total)
-        start = end
-    return sums
+    starts = [0, *ends[:-1]]
+    for index, (start, end) in enumerate(zip(starts, ends)):
+        if end < start:
+            raise ValueError(f"cumulative_row_ends[{index}] = {end} is below the previous end {start}")
+    if ends and ends[-1] > len(counts):
+        raise ValueError(f"cumulative_row_ends ends at row {ends[-1]}, past the {len(counts)} rows of num_nans")
+    return [sum(counts[start:end]) for start, end in zip(starts, ends)]
 
 
 def aggregate_reference(num_nans: torch.Tensor, cumulative_row_ends: torch.Tensor) -> torch.Tensor:
