@@ -16,9 +16,7 @@ import torch
 
 from cases import registry
 from cases.family import Context, Family
-from harness import (
-    activation, backends, children, crash_storm, environment_failures, guard, options, probe, rootdir, skips,
-)
+from harness import activation, backends, environment_failures, guard, options, probe, processes, skips
 from harness.backends import Backend
 from harness.environment import interpreter_entry
 from harness.judge import suite_context
@@ -37,6 +35,7 @@ PATHS_KEY = pytest.StashKey[tuple[str, ...]]()  # --kernel-path folders this run
 INTERPRET_KEY = pytest.StashKey["str | None"]()  # TRITON_INTERPRET before backend.prepare()
 FAMILIES_KEY = pytest.StashKey[tuple[Family, ...]]()
 PATTERNS_KEY = pytest.StashKey[tuple[environment_failures.Pattern, ...]]()  # environment failures' table
+CRASHES_ALLOWED = 64  # crashed workers a run survives unless --max-worker-restart says otherwise
 
 # markers of tests that are not case families (families bring their own)
 MARKERS: dict[str, str] = {
@@ -96,11 +95,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "select it with -k ID); repeatable")
 
 
+def crash_budget(workers: object) -> int:
+    """Workers a run may lose before it stops: xdist's own default (4 per worker) stopped a plain run after its
+    5th crashing case, so a kernel whose bug crashes six cases (32-bit offsets: 3 dtypes x 2 paths) never got a
+    complete run; each crash costs one worker start-up, so the budget stays bounded."""
+    return max(CRASHES_ALLOWED, 4 * workers) if isinstance(workers, int) else CRASHES_ALLOWED
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
     """Decide, from the whole command line, whether this run asked for the harness (after restarting a command
     whose option value pytest took for its rootdir)."""
-    rootdir.restart_if_misread(early_config, parser.getgroup(activation.GROUP).options)
+    activation.restart_if_misread(early_config, parser.getgroup(activation.GROUP).options)
     activation.decide(early_config, parser, args)
 
 
@@ -125,7 +131,7 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
         if config.option.numprocesses in (None, 0, "0"):
             config.option.numprocesses = 1
         if getattr(config.option, "maxworkerrestart", None) is None:
-            config.option.maxworkerrestart = str(crash_storm.crash_budget(config.option.numprocesses))
+            config.option.maxworkerrestart = str(crash_budget(config.option.numprocesses))
     return (yield)
 
 
@@ -159,8 +165,8 @@ def pytest_configure(config: pytest.Config) -> None:
             config.addinivalue_line("markers", f"{name}: {doc}")
     config.stash[BACKEND_KEY] = backend
     config.stash[FAMILIES_KEY] = families
-    if children.adopt_orphans():
-        config.stash[SPARE_KEY] = frozenset(children.children(os.getpid()))
+    if processes.adopt_orphans():
+        config.stash[SPARE_KEY] = frozenset(processes.children(os.getpid()))
     if activation.is_worker(config):
         _load_in_worker(config, backend, paths, specs)
     elif activation.in_process(config):
@@ -176,7 +182,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     the run, --kernel-path folders leave sys.path, TRITON_INTERPRET gets its value back."""
     spare = config.stash.get(SPARE_KEY, None)
     if spare is not None:
-        children.kill_descendants(spare)
+        processes.kill_descendants(spare)
     for path in config.stash.get(PATHS_KEY, ()):
         if path in sys.path:
             sys.path.remove(path)
@@ -204,8 +210,7 @@ def _load_in_worker(config: pytest.Config, backend: Backend, paths: list[str], s
     guard.watch_signals()
     if not backend.interpreted and activation.is_worker(config):
         backends.pin_worker(backend, config.workerinput.get("workerid"))  # type: ignore[attr-defined]
-    for path in reversed(paths):
-        sys.path.insert(0, path)
+    sys.path[:0] = paths
     config.stash[PATHS_KEY] = tuple(paths)
     try:
         run_setups(specs)

@@ -1,7 +1,7 @@
 """A crash storm as data: the group of tests it covers, the crashes that confirmed it, its signature.
 
 A kernel that ends its process on every case of one kind (every bf16 input, say) would cost one xdist worker start
-per case. After a few crashes with one signature in one group (harness.crash_storm), the group's remaining tests are
+per case. After a few crashes with one signature in one group (harness.isolation), the group's remaining tests are
 not run: each such test's record carries the storm (TestRecord.crash_storm) and a NotRun naming it; its verdict is
 `not_run`, never a pass, and the crashes that confirmed the storm stay failures. Torch-free.
 """

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 
 from harness.activation import IN_PROCESS_CALLER
-from harness.crash_storm import Storms, signature
+from harness.isolation import Storms, signature
 from harness.isolation import CrashStormWatch, is_fatal_device_error
 from harness.reruns import child_argv
 from tests.support.limits import hang_limit

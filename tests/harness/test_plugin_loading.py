@@ -152,7 +152,7 @@ def test_an_absolute_path_after_a_space_keeps_the_configuration(tmp_path: Path, 
     """From the checkout, not installed: `python -m pytest --nan-json /abs/r.json` is an option value, never a test
     path. A new file: the addopts `-p` load the plugins before the command line is parsed. An existing file moves
     pytest's rootdir before any plugin loads (pytest-dev/pytest#8846): the checkout's dist-info loads the plugins
-    and they restart the command as `--nan-json=/abs/r.json` (harness/rootdir.py), so pyproject.toml is read."""
+    and they restart the command as `--nan-json=/abs/r.json` (harness/activation.py), so pyproject.toml is read."""
     site = tmp_path / "site"
     site.mkdir()
     (site / "nan_spy.py").write_text(SPY)

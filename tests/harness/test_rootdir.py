@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.rootdir import rejoined, value_flags
+from harness.activation import rejoined, value_flags
 
 pytestmark = pytest.mark.nan_harness
 
