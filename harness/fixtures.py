@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from dataclasses import dataclass
 
 import pytest
 import torch
@@ -36,72 +36,60 @@ def target(pytestconfig: pytest.Config) -> KernelUnderTest:
     return pytestconfig.stash[TARGET_KEY]
 
 
-class CheckCounts(Protocol):
-    """The `check_counts` fixture's call: compare counts with the reference, record the check, fail on a mismatch."""
+@dataclass(frozen=True)
+class CheckCounts:
+    """The `check_counts` fixture's call. The result must live on the input's device (`logits`, when given; else the
+    backend's); `synchronize=False` reads it as a caller on the current stream would, with no device-wide
+    synchronize first."""
+
+    request: pytest.FixtureRequest
+    backend: Backend
 
     def __call__(self, got: object, expected: torch.Tensor, params: CaseParams, path: str = "wrapper",
                  row_labels: Sequence[str] | None = None, side_effects: Sequence[Problem | str] = (),
-                 logits: object = None, synchronize: bool = True) -> Check: ...
-
-
-class LaunchAndCheck(Protocol):
-    """The `launch` fixture's call: run one path of the kernel under test on an input, then check its counts."""
-
-    def __call__(self, path: str, logits: torch.Tensor, expected: torch.Tensor, params: CaseParams,
-                 row_labels: Sequence[str] | None = None) -> Check: ...
-
-
-@pytest.fixture
-def check_counts(request: pytest.FixtureRequest, backend: Backend) -> CheckCounts:
-    """Compare got with expected bit-exactly, record the check on the test, fail with a per-row message.
-
-    The result must live on the input's device (`logits`, when given; else the backend's). `synchronize=False`
-    reads it as a caller on the current stream would, with no device-wide synchronize first."""
-
-    def _check_counts(
-        got: object,
-        expected: torch.Tensor,
-        params: CaseParams,
-        path: str = "wrapper",
-        row_labels: Sequence[str] | None = None,
-        side_effects: Sequence[Problem | str] = (),
-        logits: object = None,
-        synchronize: bool = True,
-    ) -> Check:
+                 logits: object = None, synchronize: bool = True) -> Check:
         __tracebackhide__ = True
-        result = judge_counts(backend, got, expected, params, path, row_labels, side_effects, logits, synchronize)
-        record(request, result)
+        result = judge_counts(self.backend, got, expected, params, path, row_labels, side_effects, logits,
+                              synchronize)
+        record(self.request, result)
         assert_check(result)
         return result
 
-    return _check_counts
 
+@dataclass(frozen=True)
+class LaunchAndCheck:
+    """The `launch` fixture's call."""
 
-def record(request: pytest.FixtureRequest, result: Check) -> None:
-    """Attach one check to the running test (it travels to the controller with the test's reports)."""
-    request.node.user_properties.append((CHECK_PROPERTY, result.to_json()))
+    request: pytest.FixtureRequest
+    target: KernelUnderTest
+    backend: Backend
 
-
-@pytest.fixture
-def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Backend) -> LaunchAndCheck:
-    """Run one path on an in-domain input and check it: a raise is a refusal (or a device fault), both fail."""
-
-    def _launch(
-        path: str,
-        logits: torch.Tensor,
-        expected: torch.Tensor,
-        params: CaseParams,
-        row_labels: Sequence[str] | None = None,
-    ) -> Check:
+    def __call__(self, path: str, logits: torch.Tensor, expected: torch.Tensor, params: CaseParams,
+                 row_labels: Sequence[str] | None = None) -> Check:
         __tracebackhide__ = True
         try:
-            judged = judge_path(target, backend, path, logits, expected, params, row_labels)
+            judged = judge_path(self.target, self.backend, path, logits, expected, params, row_labels)
         except PathNotRun as exc:
-            skips.skip(request.node, skips.direct_path(str(exc)))
-        record(request, judged.check)
+            skips.skip(self.request.node, skips.direct_path(str(exc)))
+        record(self.request, judged.check)
         if judged.raised is not None:
             raise judged.raised
         assert_check(judged.check)
         return judged.check
 
-    return _launch
+
+@pytest.fixture
+def check_counts(request: pytest.FixtureRequest, backend: Backend) -> CheckCounts:
+    """Compare got with expected bit-exactly, record the check on the test, fail with a per-row message."""
+    return CheckCounts(request, backend)
+
+
+@pytest.fixture
+def launch(request: pytest.FixtureRequest, target: KernelUnderTest, backend: Backend) -> LaunchAndCheck:
+    """Run one path on an in-domain input and check it: a raise is a refusal (or a device fault), both fail."""
+    return LaunchAndCheck(request, target, backend)
+
+
+def record(request: pytest.FixtureRequest, result: Check) -> None:
+    """Attach one check to the running test (it travels to the controller with the test's reports)."""
+    request.node.user_properties.append((CHECK_PROPERTY, result.to_json()))
