@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 import torch
 
-__all__ = ["AGGREGATE_CASES", "AGGREGATE_LAYOUTS", "AggregateCase", "AggregateInputs", "build_aggregate"]
-
 AGGREGATE_SEED = 42  # the anchor's seed, as every random case here
 INT32_MAX = (1 << 31) - 1
 MAX_ROW_COUNT = 262_144  # a large vocabulary: no row can hold more NaNs than that

@@ -25,14 +25,11 @@ class FamilyCase:
         return str(self.case)
 
 
-def builtin_modules() -> list[str]:
-    return sorted(f"{builtin.__name__}.{m.name}" for m in pkgutil.iter_modules(builtin.__path__))
-
-
 def load(extra_modules: Iterable[str] = ()) -> tuple[Family, ...]:
     """The built-in families and the extra ones, ordered by `order` then name; names must be unique."""
     found: dict[str, Family] = {}
-    for module_name in [*builtin_modules(), *extra_modules]:
+    builtins = sorted(f"{builtin.__name__}.{m.name}" for m in pkgutil.iter_modules(builtin.__path__))
+    for module_name in [*builtins, *extra_modules]:
         module = importlib.import_module(module_name)
         family = getattr(module, "FAMILY", None)
         if not isinstance(family, Family):

@@ -9,8 +9,6 @@ from dataclasses import dataclass
 
 from harness.kernel_setup import JsonValue, describe_object
 
-__all__ = ["VLLM_CALL_SITES", "CallSite", "CallSiteResult", "check_call_sites", "mismatches", "vllm_installed"]
-
 
 @dataclass(frozen=True)
 class CallSite:

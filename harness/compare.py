@@ -13,10 +13,10 @@ from verdict.record import (
     DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, InputLayout, Unwritten, WrongRow,
 )
 
-SHOWN_ROWS = 20
+SHOWN_ROWS = 20  # wrong rows spelled out in a message; the rest are counted
 # alignment is recorded up to 16 bytes (a 128-bit vector load): allocations are aligned at least that much, so the
 # value is the input's offset's doing and the same on every run (larger powers of two are the allocator's luck)
-MAX_ALIGNMENT = 16  # wrong rows spelled out in a message; the rest are counted
+MAX_ALIGNMENT = 16
 
 
 def describe_input(x: object) -> str:

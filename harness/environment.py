@@ -93,26 +93,22 @@ def kernel_origin(file: str, module: str) -> dict[str, str]:
 
 def collect(target: KernelUnderTest, backend: Backend) -> dict[str, str]:
     """Everything a reviewer needs to reproduce the run; absent components are left out."""
-    env: dict[str, str] = {
+    env = {
         "Kernel module": target.module_name,
         "Kernel file": target.file,
+        **kernel_origin(target.file, target.module_name),
+        "NaN predicate": target.predicate_source,
+        "Backend": backend.name,
+        "Device": backend.device_name(),
+        "Triton": triton_flavour(),
+        "Torch": str(torch.__version__),
+        "torch_npu": _dist_version("torch-npu", "torch_npu"),
+        "CANN": cann_version(),
+        "Seed": str(ANCHOR_SEED),
+        "Python": platform.python_version(),
+        "Platform": platform.platform(),
     }
-    env.update(kernel_origin(target.file, target.module_name))
-    env["NaN predicate"] = target.predicate_source
-    env["Backend"] = backend.name
-    env["Device"] = backend.device_name()
-    env["Triton"] = triton_flavour()
-    env["Torch"] = str(torch.__version__)
-    npu = _dist_version("torch-npu", "torch_npu")
-    if npu:
-        env["torch_npu"] = npu
-    cann = cann_version()
-    if cann:
-        env["CANN"] = cann
-    env["Seed"] = str(ANCHOR_SEED)
-    env["Python"] = platform.python_version()
-    env["Platform"] = platform.platform()
-    return env
+    return {key: value for key, value in env.items() if value is not None}
 
 
 def interpreter_entry(backend: Backend) -> dict[str, str]:

@@ -24,10 +24,8 @@ except ModuleNotFoundError:  # Python 3.10
 from harness.backends import any_fault
 from harness.environment_table import TABLE
 from verdict.codec import JsonRecord
-from verdict.record import ENVIRONMENT
 
 ENVIRONMENT_EXIT = 6  # pytest's own statuses are 0-5
-ENDED = ENVIRONMENT  # results.json's `ended` for such a run (and the verdict of a test it stopped)
 KINDS = ("device", "memory", "driver", "package")
 BACKENDS = ("cuda", "npu", "cpu")
 FIELDS = ("name", "regex", "backends", "kind", "startup_only", "example")

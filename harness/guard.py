@@ -1,6 +1,5 @@
 """Every call into the module under test goes through `call`: whatever it raises becomes a verdict, never pytest's.
 
-from _pytest.outcomes import OutcomeException
 A kernel that raises `pytest.skip`, `pytest.xfail`, `unittest.SkipTest`, `SystemExit` or `KeyboardInterrupt` from
 inside a call would otherwise decide the test's outcome (a skip, a waiver, a stopped run). Here each is wrapped
 in `KernelRaised`, a plain Exception: a refusal when the input is outside the domain, a failure on input it must

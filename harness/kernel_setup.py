@@ -10,18 +10,6 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import ModuleType
 
-__all__ = [
-    "JsonValue",
-    "SetupError",
-    "SetupSpec",
-    "describe_object",
-    "describe_resolution",
-    "parse_spec",
-    "parse_specs",
-    "run_setup",
-    "run_setups",
-]
-
 JsonValue = str | int | bool | None | dict[str, "JsonValue"]
 
 
@@ -81,12 +69,9 @@ def _import(spec: SetupSpec) -> ModuleType:
     """Import the spec's module; a missing module and a module that fails while importing read differently."""
     try:
         return importlib.import_module(spec.module)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if spec.module == missing or spec.module.startswith(missing + "."):
-            raise SetupError(f"--kernel-setup {spec}: no module named {missing!r} (is it on PYTHONPATH?)") from exc
-        raise SetupError(f"--kernel-setup {spec}: importing {spec.module} failed: {_cause(exc)}{_where(exc)}") from exc
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of a user's setup is a usage error
+        if isinstance(exc, ModuleNotFoundError) and exc.name and f"{spec.module}.".startswith(f"{exc.name}."):
+            raise SetupError(f"--kernel-setup {spec}: no module named {exc.name!r} (is it on PYTHONPATH?)") from exc
         raise SetupError(f"--kernel-setup {spec}: importing {spec.module} failed: {_cause(exc)}{_where(exc)}") from exc
 
 

@@ -127,8 +127,7 @@ def _load(request: dict[str, Any]) -> Probe:
     """In the child: what a worker does before its first test, then what the controller needs to know."""
     backend = backends.resolve(request["device"])
     backend.prepare()
-    for folder in reversed(request["kernel_paths"]):
-        sys.path.insert(0, folder)
+    sys.path[:0] = request["kernel_paths"]
     run_setups(parse_specs(request["setups"]))
     return describe(load(request["kernel"]), backend, bool(request["setups"]))
 

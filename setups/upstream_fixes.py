@@ -138,10 +138,7 @@ def _column_stride(tree: ast.Module) -> list[Edit]:
             param = fn.args.args[0].arg
             if _reads_column_layout(tree):
                 return []
-            body = fn.body
-            first = body[1] if (len(body) > 1 and isinstance(body[0], ast.Expr)
-                                and isinstance(body[0].value, ast.Constant)
-                                and isinstance(body[0].value.value, str)) else body[0]
+            first = fn.body[1] if len(fn.body) > 1 and ast.get_docstring(fn) is not None else fn.body[0]
             indent = " " * first.col_offset
             text = (f"{indent}if {param}.stride(-1) != 1:  # the kernel steps columns by 1\n"
                     f"{indent}    {param} = {param}.contiguous()\n")

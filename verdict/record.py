@@ -178,8 +178,7 @@ class Check(JsonRecord):
     def from_dict(cls, data: Mapping[str, Any]) -> Check:
         """Older files lack the verdict (read from `ok`) and problem_kinds (every problem reads as OTHER)."""
         words = list(data.get("problems") or ())
-        kinds = list(data.get("problem_kinds") or ())
-        kinds += [OTHER] * (len(words) - len(kinds))
+        kinds = [*(data.get("problem_kinds") or ()), *[OTHER] * len(words)]  # zip stops at the last word
         check = from_data(cls, {"verdict": PASS if data.get("ok") else WRONG_COUNTS, **data, "problems": []})
         return replace(check, problems=tuple(Problem(str(k), str(p)) for k, p in zip(kinds, words)))
 
@@ -314,7 +313,5 @@ class TestRecord(JsonRecord):
 
 def _total(values: Iterable[int | None]) -> int | None:
     values = list(values)
-    if not values or any(v is None for v in values):
-        return None
-    return sum(int(v) for v in values)  # type: ignore[arg-type]
+    return None if not values or None in values else sum(values)  # type: ignore[arg-type]
 

@@ -61,15 +61,11 @@ def build(case: MatrixCase) -> Built:
     return Built(host, expected)
 
 
-def _cast_nans(case: MatrixCase) -> tuple[ValueClass, ...]:
-    """What float('nan') becomes in the case's dtype, cast as build casts it (fp32 of the case's shape; x86 makes
-    bf16 NaNs negative): the patterns every NaN of the case is, for a diagnosis that asks which NaNs it missed."""
-    return _cast_patterns(case.dtype, case.rows, case.vocab)
-
-
 @functools.cache
-def _cast_patterns(dtype: str, rows: int, vocab: int) -> tuple[ValueClass, ...]:
-    """Per dtype and shape, not per case: the 4 fractions and 2 layouts of a shape cast the same NaN tensor."""
+def _cast_nans(dtype: str, rows: int, vocab: int) -> tuple[ValueClass, ...]:
+    """What float('nan') becomes in the case's dtype, cast as build casts it (fp32 of the case's shape; x86 makes
+    bf16 NaNs negative): the patterns every NaN of the case is, for a diagnosis that asks which NaNs it missed.
+    Cached per dtype and shape: the 4 fractions and 2 layouts of a shape cast the same NaN tensor."""
     fmt = fmt_of(dtype)
     cast = torch.full((rows, vocab), float("nan")).to(fmt.dtype)
     return tuple(value_class(int(bits), fmt) for bits in torch.unique(to_bits(cast)).tolist())
@@ -77,7 +73,7 @@ def _cast_patterns(dtype: str, rows: int, vocab: int) -> tuple[ValueClass, ...]:
 
 def params(case: MatrixCase) -> CaseParams:
     made = params_of(case, (case.rows, case.vocab), f"{case.frac}")
-    return replace(made, nan_patterns=_cast_nans(case)) if case.nans_per_row else made
+    return replace(made, nan_patterns=_cast_nans(case.dtype, case.rows, case.vocab)) if case.nans_per_row else made
 
 
 def cases(context: Context) -> tuple[MatrixCase, ...]:

@@ -56,9 +56,8 @@ def params(case: SquareCase) -> CaseParams:
 
 
 def cases(context: Context) -> tuple[SquareCase, ...]:
-    if context.device != "cpu":
-        return tuple(SquareCase(d, n) for d in DTYPES for n in DEVICE_SIZES)
-    return tuple(SquareCase(d, n) for d in DTYPES for n in CPU_SIZES)
+    sizes = CPU_SIZES if context.device == "cpu" else DEVICE_SIZES
+    return tuple(SquareCase(d, n) for d in DTYPES for n in sizes)
 
 
 FAMILY = Family(
