@@ -1,6 +1,5 @@
-"""`python -m mutate`: how strong the suite is for one kernel module, as a mutation score.
+"""`python -m mutate`: how strong the suite is for one kernel module, as a mutation score (docs/mutate.md).
 
-operators (the one table) -> generate (mutants from the module's own source) -> suite (what runs, in stages) ->
-run (one pytest per mutant, in parallel, within a budget) -> classify (a status from the run's results.json) ->
-equivalence (survivors side by side with the original) -> report (results JSON + HTML) <- cli.
+cli (parse, plan) -> generate (operators on the unit's source, package) -> baseline (the original, coverage) ->
+engine (warm workers: pool, warm; compiled proofs: tce; pytest: run, classify) -> survivors -> report, cache.
 """

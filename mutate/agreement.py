@@ -23,11 +23,9 @@ from typing import Any
 
 from harness.cli import home
 from mutate import classify, generate
-from mutate.cli import DEVICES, choose
-from mutate.package import find_unit, write_copy
-from mutate.run import Runner, Settings, Target, confirm_with
-from mutate.source import SourceError
-from mutate.suite import ROOT, Stage, full_suite, selected_suite
+from mutate.cli import DEVICES, choose, generated
+from mutate.package import write_copy
+from mutate.run import Runner, Settings, Stage, Target, confirm_with, full_suite, selected_suite
 
 BEYOND_PYTEST = {classify.NO_COVERAGE: "no test reaches it: every test passes",
                  classify.EQUIVALENT: "proved equivalent by its compiled code",
@@ -69,14 +67,14 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
 def _reference(args: argparse.Namespace, unit: Any, mutants: list[generate.Mutant], deselect: list[str],
                original: Target) -> tuple[dict[str, str], dict[str, Target], Runner]:
     """One isolated pytest per mutant over the whole suite (or --select's cases): its status, and its copy."""
-    settings = Settings(args.device, args.out / "reference", jobs=args.jobs, deselect=tuple(deselect))
+    settings = Settings(args.device, jobs=args.jobs, deselect=tuple(deselect))
     stages = selected_suite(args.select) if args.select else full_suite()
     runner = Runner(settings, stages, float("inf"),
                     confirm=confirm_with(settings, original, args.out / "reference" / "confirm"))
     targets = []
     for m in mutants:
         module, _ = write_copy(unit, args.out / "reference" / m.id, m.module_name, {m.module: m.source})
-        targets.append((Target(module, (args.out / "reference" / m.id,), m.id), args.out / "reference" / m.id / "runs"))
+        targets.append((Target(module, (args.out / "reference" / m.id,)), args.out / "reference" / m.id / "runs"))
     outcomes = runner.run_many(targets)
     statuses = {}
     for m, outcome in zip(mutants, outcomes):
@@ -93,14 +91,12 @@ def _killer_fails(runner: Runner, target: Target, nodeid: str, folder: Path) -> 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse(argv)
-    try:
-        unit = find_unit(args.kernel, args.kernel_path)
-    except SourceError as exc:
-        print(f"mutate.agreement: {exc}", file=sys.stderr)
+    found = generated(args)
+    if isinstance(found, str):
+        print(f"mutate.agreement: {found}", file=sys.stderr)
         return 2
-    every = [m for module in unit.modules for m in generate.generate(
-        module.text, str(module.path.relative_to(ROOT)) if module.path.is_relative_to(ROOT) else str(module.path),
-        module.name, is_package=module.is_package).mutants]
+    unit, gens = found
+    every = [m for g in gens for m in g.mutants]
     mutants = choose(every, args)
     if not mutants:
         print(f"mutate.agreement: {args.kernel} has no mutants", file=sys.stderr)
@@ -120,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     warm_seconds = time.monotonic() - start
     by_id = {e["id"]: e for e in warm_doc["mutants"]}
     original_module, _ = write_copy(unit, args.out / "reference" / "original", generate.ORIGINAL)
-    original = Target(original_module, (args.out / "reference" / "original",), "original")
+    original = Target(original_module, (args.out / "reference" / "original",))
     t0 = time.monotonic()
     reference, copies, runner = _reference(args, unit, mutants, warm_doc["baseline"]["failed"], original)
     rows = []

@@ -1,7 +1,7 @@
 """The original's own run, before any mutant: per-test coverage and times, and the tests it already fails.
 
 Family cases run in warm workers (every case, traced, dealt out over `parts` workers); the suite's other tests run
-as one pytest (traced by mutate.coverage_plugin) at the same time. A test the original fails is deselected for
+as one pytest (traced by mutate.coverage) at the same time. A test the original fails is deselected for
 every mutant and listed in the report.
 """
 from __future__ import annotations
@@ -9,15 +9,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from mutate import classify, coverage_plugin
-from mutate.coverage import reaches
+from mutate import classify, coverage
 from mutate.pool import WorkerProcess
-from mutate.run import Runner, Settings, Target, run_env
-from mutate.suite import Stage, other_tests
+from mutate.run import Runner, Settings, Stage, Target, other_tests, run_env
 
 
 @dataclass
@@ -35,7 +33,7 @@ class Baseline:
 
     def reaching(self, files: Sequence[str], lines: Sequence[int]) -> tuple[list[str], list[str]]:
         """(warm cases, pytest tests) whose coverage holds any changed line of the mutant's file."""
-        hit = [n for n in self.coverage if any(reaches(self.coverage[n], f, lines) for f in files)]
+        hit = [n for n in self.coverage if any(coverage.reaches(self.coverage[n], f, lines) for f in files)]
         hits = set(hit) - set(self.failed)
         return [c for c in self.cases if c in hits], [t for t in self.rest if t in hits]
 
@@ -125,28 +123,26 @@ def pytest_tests(settings: Settings, module: str, folder: Path, files: list[str]
     cov.mkdir(parents=True, exist_ok=True)
     for old in cov.glob("*.jsonl"):
         old.unlink()
-    traced = Settings(settings.device, settings.out, jobs=1, cards=settings.cards,
-                      visibility_var=settings.visibility_var, per_run_s=settings.per_run_s, extra=(
-                          *settings.extra, "-p", coverage_plugin.__name__),
-                      env=((coverage_plugin.FILES_VAR, os.pathsep.join(files)), (coverage_plugin.OUT_VAR, str(cov))))
+    traced = replace(settings, jobs=1, deselect=(), extra=(*settings.extra, "-p", coverage.__name__),
+                     env=((coverage.FILES_VAR, os.pathsep.join(files)), (coverage.OUT_VAR, str(cov))))
     runner = Runner(traced, (), deadline=float("inf"))
-    outcome = runner.run(Target(module, (folder,), "original"), out / "pytest", first_failure=False,
+    outcome = runner.run(Target(module, (folder,)), out / "pytest", first_failure=False,
                          stages=(Stage("rest", tuple(other_tests())),))
     status = outcome.stages[0] if outcome.stages else classify.StageResult(classify.NOT_RUN, why="no run")
     if status.outcome not in (classify.STAGE_PASSED, classify.KILLED):
         raise BaselineError(f"the original's pytest run did not finish: {status.why}")
-    lines = coverage_plugin.read(cov)
+    lines = coverage.read(cov)
     return {"tests": list(lines), "coverage": lines, "failed": outcome.failed_ids, "seconds": outcome.seconds}
 
 
 def combine(warm: dict[str, Any], tests: dict[str, Any] | None) -> Baseline:
     """One Baseline from the two runs."""
-    coverage = dict(warm["coverage"])
+    lines = dict(warm["coverage"])
     failed = list(warm["failed"])
     rest: list[str] = []
     if tests is not None:
-        coverage.update(tests["coverage"])
+        lines.update(tests["coverage"])
         failed += tests["failed"]
         rest = list(tests["tests"])
-    return Baseline(warm["cases"], set(warm["fast"]), warm["times"], coverage, rest, failed,
+    return Baseline(warm["cases"], set(warm["fast"]), warm["times"], lines, rest, failed,
                     dict(warm.get("launches", {})), {case for case, _ in warm.get("skipped", [])})

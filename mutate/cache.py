@@ -1,20 +1,17 @@
 """Results kept between runs: a mutant judged before, with the same code, suite and backend, is not judged again.
 
-A key is the hash of (every module of the unit as read, the mutant id, the suite's revision, the backend and its
-versions, the selection): a change to any module of the unit rejudges all of its mutants (each imports the
-others), a change elsewhere in the repository none. The suite's revision hashes the files that decide a verdict:
-cases, reference, harness, verdict, the precision tests and mutate itself. Unjudged results are never kept.
+A key hashes every module of the unit, the mutant id, the suite's revision (the files that decide a verdict), the
+backend, its versions and the selection; unjudged results are never kept (docs/mutate.md, step 7).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from mutate.suite import ROOT
+from mutate.run import ROOT
 
 SUITE_PARTS = ("cases", "reference", "harness", "verdict", "tests/precision", "mutate")
 VERSION = 1
@@ -44,10 +41,6 @@ def key_of(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:24]
 
 
-def unit_hash(sources: Iterable[str]) -> str:
-    return key_of(*sources)
-
-
 class Cache:
     """A JSON file of judged results: key -> mutant entry; plus the baseline and the last run's killers."""
 
@@ -61,13 +54,9 @@ class Cache:
                     self.doc = doc
             except ValueError:
                 pass
-        self.hits = 0
 
     def mutant(self, key: str) -> dict[str, Any] | None:
-        found = self.doc["mutants"].get(key)
-        if found is not None:
-            self.hits += 1
-        return found
+        return self.doc["mutants"].get(key)
 
     def keep(self, key: str, entry: dict[str, Any]) -> None:
         self.doc["mutants"][key] = entry

@@ -53,10 +53,6 @@ def is_build_error(*texts: str) -> bool:
     return any(marker in text for text in texts for marker in BUILD_ERRORS)
 
 
-def _is_build_error(record: TestRecord) -> bool:
-    return is_build_error(record.message, *(c.refusal for c in record.checks))
-
-
 def read_results(folder: Path, run_id: str) -> tuple[dict[str, Any] | None, str]:
     """results.json of this run (matching run id), or None and why not."""
     path = folder / "results.json"
@@ -92,7 +88,7 @@ def classify_stage(folder: Path, run_id: str, returncode: int | None, timed_out:
         if returncode not in ((1, STOPPED_AT_FIRST_FAILURE) if first_failure else (1,)):
             return StageResult(NOT_RUN, first.nodeid, why=f"exit {returncode} ({doc.get('ended')}): did not end on "
                                                           "its own after a failure")
-        if _is_build_error(first):
+        if is_build_error(first.message, *(c.refusal for c in first.checks)):
             return StageResult(NOT_VIABLE, first.nodeid, first.family, first.verdict,
                                why=f"build error: {first.message.splitlines()[0] if first.message else ''}")
         if first.verdict == TIMEOUT:

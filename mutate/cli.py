@@ -1,10 +1,8 @@
 """`python -m mutate --kernel MODULE [--device D] [--budget-s N] [--out DIR]`: the suite's mutation score for a kernel.
 
-Mutants come from the source of the module and of the same-package modules it imports (mutate.package); each is a
-copy of that code as a package of its own, `mut_<id>`, under OUT/mutants/<id>/ (the original files are never
-touched). The original's snapshot (OUT/original/mut_original) runs first: its coverage says which tests reach each
-change, and tests it fails are deselected for every mutant. Mutants are judged by warm workers (mutate.engine);
-results are cached in OUT/cache.json by (the code's hash, mutant id, suite revision, backend).
+The original's snapshot runs first (its coverage picks each mutant's tests, its failures are deselected), then warm
+workers judge the mutants (mutate.engine; cached in OUT/cache.json), survivors get equivalence trials, and
+OUT/mutation.json and .html say the score (docs/mutate.md).
 Exit status: 0 every judged mutant killed; 1 survivors (or changes no test reaches); 2 usage error or nothing
 could be judged (no source, no mutants, the original does not load or fails its own run); 3 INCOMPLETE: some
 mutant was left unjudged (budget, time limit), whatever the others say.
@@ -18,21 +16,20 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from harness import processes
 from harness.cli import home
+from harness.source_file import SourceError
 from mutate import baseline, classify, generate, report, run, schedule, survivors, tce
-from mutate.cache import Cache, key_of, suite_revision, unit_hash, versions
+from mutate.cache import Cache, key_of, suite_revision, versions
 from mutate.classify import Verdict
 from mutate.engine import Engine, Job
 from mutate.operators import BY_NAME, OPERATORS
 from mutate.package import Unit, find_unit, write_copy
-from mutate.run import Runner, Settings, Target, run_env
-from mutate.source import SourceError
-from mutate.suite import CASES_DIR_VAR, ROOT, other_tests
+from mutate.run import CASES_DIR_VAR, ROOT, Runner, Settings, Target, other_tests, run_env
 
 DEVICES = ("cpu", "cuda", "npu")
 DEFAULT_OUT = "out/mutation"
@@ -90,13 +87,10 @@ def choose(mutants: list[generate.Mutant], args: argparse.Namespace) -> list[gen
 
 def entry(mutant: generate.Mutant, verdict: Verdict) -> dict[str, Any]:
     """One mutant's record for mutation.json (and the cache)."""
-    return {"id": mutant.id, "operator": mutant.operator, "reason": BY_NAME[mutant.operator].reason,
-            "module": mutant.module, "function": mutant.function, "line": mutant.line, "col": mutant.col,
-            "location": mutant.location, "change": mutant.change, "diff": mutant.diff, "status": verdict.status,
-            "why": verdict.why, "killer": verdict.killer, "crash": verdict.crash, "stage": verdict.stage,
-            "cases_run": verdict.cases_run, "seconds": round(verdict.seconds, 2), "twin": verdict.twin,
-            "spent": verdict.spent,
-            "location_key": (mutant.module, mutant.line, mutant.col)}
+    hidden = ("source", "changed_lines", "original_lines", "jit")
+    described = {k: v for k, v in asdict(mutant).items() if k not in hidden}
+    return {**described, "reason": BY_NAME[mutant.operator].reason, "location": mutant.location, **asdict(verdict),
+            "seconds": round(verdict.seconds, 2), "location_key": (mutant.module, mutant.line, mutant.col)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -125,7 +119,7 @@ def _selector(expr: str | None) -> Callable[[list[str]], bool] | None:
         return lambda markers: bool(names & set(markers))
 
 
-def _generated(args: argparse.Namespace) -> tuple[Unit, list[generate.Generation]] | str:
+def generated(args: argparse.Namespace) -> tuple[Unit, list[generate.Generation]] | str:
     """The unit's mutants, or why there are none (a usage error)."""
     try:
         unit = find_unit(args.kernel, args.kernel_path)
@@ -160,7 +154,7 @@ class Plan:
 
     def settings(self, deselect: tuple[str, ...] = ()) -> Settings:
         a = self.args
-        return Settings(a.device, self.out, jobs=self.jobs, cards=self.cards, visibility_var=self.visibility_var,
+        return Settings(a.device, jobs=self.jobs, cards=self.cards, visibility_var=self.visibility_var,
                         per_run_s=a.per_mutant_s, deselect=deselect, extra=tuple(a.pytest_args))
 
     def seconds(self) -> float:
@@ -196,7 +190,7 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _plan(args: argparse.Namespace, started: float) -> Plan | int:
     """The run's plan, or its exit status when there is nothing to judge (--list, a usage error)."""
-    found = _generated(args)
+    found = generated(args)
     if isinstance(found, str):
         print(f"mutate: {found}", file=sys.stderr)
         return EXIT_USAGE
@@ -236,7 +230,7 @@ def _plan(args: argparse.Namespace, started: float) -> Plan | int:
         "generated": len(all_mutants), "not_compiling": not_compiling, "duplicates": duplicates,
         "pytest_args": list(args.pytest_args), "cache": None,
     }
-    context = [unit_hash(m.source for m in unit.modules), suite_revision(), args.device, versions(), args.select,
+    context = [key_of(*(m.source for m in unit.modules)), suite_revision(), args.device, versions(), args.select,
                list(args.pytest_args), list(args.nan_family)]
     return Plan(args, unit, mutants, out, jobs, cards, var, meta, context, started)
 
@@ -266,7 +260,7 @@ def _baseline(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache) -
         base = baseline.combine(doc["warm"], doc["tests"])
     except baseline.BaselineError as exc:
         plan.meta["baseline"] = {"status": f"not finished: {exc}", "failed": [], "seconds": 0}
-        _write(report.document([], {**plan.meta, "seconds": plan.seconds()}), out)
+        report.write(report.document([], {**plan.meta, "seconds": plan.seconds()}), out)
         print(f"mutate: the original could not be judged: {exc}", file=sys.stderr)
         return None
     plan.meta["baseline"] = {"status": "finished", "failed": base.failed, "seconds": doc["seconds"],
@@ -283,7 +277,7 @@ def _judge(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache, base
     traced = {name: str(path) for name, path in files.items()}
     folder = out / "original"
     runner = Runner(plan.settings(tuple(base.failed)), (), plan.started + args.budget_s,
-                    confirm=run.confirm_with(plan.settings(), Target(module, (folder,), "original"),
+                    confirm=run.confirm_with(plan.settings(), Target(module, (folder,)),
                                              folder / "confirm"))
     entries: dict[str, dict[str, Any]] = {}
     todo = []
@@ -330,18 +324,13 @@ def _finish(plan: Plan, cache: Cache, entries: dict[str, dict[str, Any]], verdic
     ordered = [entries[m.id] for m in plan.mutants]
     doc = report.document(ordered, {**plan.meta, "seconds": plan.seconds(),
                                     "from_cache": sum(1 for e in ordered if e.get("cached"))})
-    _write(doc, plan.out)
+    report.write(doc, plan.out)
     print(summary_line(doc), flush=True)
     for m in doc["mutants"]:
         if m["status"] in (classify.SURVIVED, classify.NO_COVERAGE):
             print(f"mutate: {m['status'].replace('_', ' ')} {m['id']} {m['operator']} {m['module']}:{m['location']} "
                   f"{m['change']}: {m.get('judgement') or m['why']}")
     return exit_status(doc)
-
-
-def _write(doc: dict[str, Any], out: Path) -> None:
-    report.write_json(doc, out / "mutation.json")
-    report.write_html(doc, out / "mutation.html")
 
 
 def exit_status(doc: dict[str, Any]) -> int:

@@ -1,31 +1,20 @@
-"""Trivial Compiler Equivalence: the original's and a mutant's `@triton.jit` function compiled alike, IR compared.
+"""Trivial Compiler Equivalence: a `@triton.jit` function compiled for a Spec, its IR text at one level hashed once
+source locations, debug metadata, the kernel's and the module's names (and MLIR's SSA names, taken from Python
+variables) are stripped. Equal digests prove a mutant equivalent or a duplicate; unequal ones prove nothing.
 
-Both are compiled for the same specializations (Spec: argument types, constexpr values, divisibility attributes,
-launch options) and the IR text at one level is hashed once source locations, the kernel's name and the module's
-name are stripped (at ttir and ttgir the SSA names too, which Triton takes from Python variable names). Equal
-digests prove the mutant equivalent ("same compiled code"); a digest equal to another mutant's makes it that one's
-duplicate. Unequal digests prove nothing.
-
-LEVELS, from the front end down: ttir, ttgir, llir, ptx. We compare ttgir by default: it comes after Triton's
-target-independent passes (inlining, canonicalisation, CSE, dead-code removal) and the target's layout passes,
-before LLVM. A lower level (llir, ptx) proves more mutants equivalent, since LLVM folds further, but its text
-depends on the LLVM and ptxas versions and carries more noise (debug metadata numbering, register numbering).
-
-Under TRITON_INTERPRET=1 (set before Triton was imported, as the harness does for --device cpu) Triton's own
-language functions are interpreted and the code generator cannot compile anything in that process (it would call
-them and leave triton.language patched): mutate.specs.specs_from_call still works there (it re-makes a JITFunction
-from the interpreted function's Python function), while compile_spec, ir_text and ir_digest raise NotCompilableHere.
-Compile in a worker started without TRITON_INTERPRET; Spec.to_json/from_json carry the specs to it.
+We compare ttgir by default: after Triton's own passes (inlining, canonicalisation, CSE, dead code) and the target's
+layouts, before LLVM, whose text depends on the LLVM and ptxas versions. A process that set TRITON_INTERPRET=1
+before importing Triton cannot compile (NotCompilableHere): Spec.to_json/from_json carry specs to one that can.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
 import hashlib
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from mutate.ir_text import normalize
 from mutate.specs import Spec, as_jit_function, as_triton_type, interpreted_here, param_path, unplain
 
 LEVELS: tuple[str, ...] = ("ttir", "ttgir", "llir", "ptx")
@@ -65,14 +54,10 @@ def _compiler_mode() -> Iterator[None]:
 
 # --- targets --------------------------------------------------------------------------------------------------
 
-def cpu_target() -> tuple[Any, str]:
-    """(GPUTarget cuda sm90 warp 32, "") where this Triton compiles for it without a device; else (None, why)."""
-    return _cpu_target()
-
-
 @functools.cache
-def _cpu_target() -> tuple[Any, str]:
-    """cpu_target, checked once: a CUDA backend that takes the target and finds its ptxas (no compile)."""
+def cpu_target() -> tuple[Any, str]:
+    """(GPUTarget cuda sm90 warp 32, "") where this Triton compiles for it without a device (a CUDA backend that
+    takes the target and finds its ptxas, checked once); else (None, why)."""
     try:
         from triton.backends.compiler import GPUTarget
         from triton.compiler.compiler import make_backend
@@ -96,7 +81,7 @@ def _current_target() -> Any:
         raise NotCompilableHere(f"no current device to compile for (pass target=cpu_target()[0]): {e}") from e
 
 
-# --- compile, strip, hash -------------------------------------------------------------------------------------
+# --- compile, hash -------------------------------------------------------------------------------------
 
 def compile_spec(jit_fn: Any, spec: Spec, target: Any = None) -> Any:
     """triton.compile of jit_fn for spec (target None: the current device's); CompileFailed on any refusal."""
@@ -131,3 +116,98 @@ def ir_text(jit_fn: Any, spec: Spec, target: Any = None, level: str = DEFAULT_LE
 def ir_digest(jit_fn: Any, spec: Spec, target: Any = None, level: str = DEFAULT_LEVEL) -> str:
     """sha256 of ir_text: equal for the original and a mutant proves the mutant equivalent."""
     return hashlib.sha256(ir_text(jit_fn, spec, target, level).encode()).hexdigest()
+
+
+# --- IR text made comparable: locations, debug metadata, the kernel's and module's names, MLIR SSA names ---
+
+# never in IR text (ASCII), so the replacement cannot merge two different texts
+_PLACEHOLDER_KERNEL, _PLACEHOLDER_MODULE = "\u00abkernel\u00bb", "\u00abmodule\u00bb"
+
+
+def normalize(text: str, level: str, kernel_name: str, module: str = "") -> str:
+    """IR text without source locations, debug info, the kernel's and module's names (and SSA names in MLIR)."""
+    if level in ("ttir", "ttgir"):
+        text = _rename_ssa(strip_mlir_locations(text))
+    elif level == "llir":
+        text = strip_llvm_debug(text)
+    else:
+        text = strip_ptx_debug(text)
+    return _anonymise(text, level, kernel_name, module)
+
+
+_PAREN_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[()]')
+_SSA_OR_STRING = re.compile(r'"(?:[^"\\]|\\.)*"|%[A-Za-z0-9_$.\-]+')
+
+
+def strip_mlir_locations(text: str) -> str:
+    """MLIR without `#locN = ...` definitions and inline `loc(...)` (nested parentheses, quoted file names)."""
+    lines = [line for line in text.splitlines() if not re.match(r"\s*#loc\d*\s*=", line)]
+    return "\n".join(_drop_loc_calls(line).rstrip() for line in lines)
+
+
+def _drop_loc_calls(line: str) -> str:
+    """One line without its ` loc(...)` references."""
+    out, i = [], 0
+    while (j := line.find("loc(", i)) >= 0:
+        if j > 0 and (line[j - 1].isalnum() or line[j - 1] in "_#."):  # part of another identifier
+            out.append(line[i:j + 4])
+            i = j + 4
+            continue
+        out.append(line[i:j].rstrip(" "))
+        i = _after_parens(line, j + 3)
+    out.append(line[i:])
+    return "".join(out)
+
+
+def _after_parens(line: str, start: int) -> int:
+    """The index after the parenthesis that closes the one at start (quoted strings skipped)."""
+    depth = 0
+    for token in _PAREN_TOKENS.finditer(line, start):
+        depth += {"(": 1, ")": -1}.get(token.group(), 0)
+        if depth == 0:
+            return token.end()
+    return len(line)
+
+
+def _rename_ssa(text: str) -> str:
+    """MLIR SSA values renamed %0, %1, ... by first use, outside strings: Triton names them after variables."""
+    names: dict[str, str] = {}
+
+    def rename(match: re.Match[str]) -> str:
+        token = match.group()
+        return token if token.startswith('"') else names.setdefault(token, f"%{len(names)}")
+
+    return _SSA_OR_STRING.sub(rename, text)
+
+
+def strip_llvm_debug(text: str) -> str:
+    """LLVM IR without `!dbg` attachments, debug records and debug metadata; metadata renumbered by first use."""
+    text = re.sub(r",?\s*!dbg !\d+", "", text)
+    keep = [line for line in text.splitlines()
+            if not re.match(r"\s*(#dbg_|!llvm\.dbg\.|!\d+ = (distinct )?!DI)", line)
+            and "Debug Info Version" not in line]
+    numbers: dict[str, str] = {}
+    renumbered = re.sub(r"!\d+\b", lambda m: numbers.setdefault(m.group(), f"!{len(numbers)}"), "\n".join(keep))
+    return "\n".join(line.rstrip() for line in renumbered.splitlines())
+
+
+def strip_ptx_debug(text: str) -> str:
+    """PTX without comments, `.loc`/`.file` lines, debug labels and `.section .debug_*` blocks."""
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"^\s*\.section\s+\.debug\w*\s*\{[^}]*\}", "", text, flags=re.M)
+    drop = re.compile(r"\s*(\.loc|\.file)\b|\$L__(tmp|func_begin|func_end)\d+:$")
+    return "\n".join(line.rstrip() for line in text.splitlines() if line.strip() and not drop.match(line))
+
+
+def _anonymise(text: str, level: str, kernel_name: str, module: str) -> str:
+    """The kernel's name and its module's prefix on helpers' mangled names replaced by placeholders.
+
+    Only where they name symbols (after `@` in MLIR and LLVM IR, whole identifiers in PTX), never in strings.
+    """
+    start = r"(?<![\w$.%])" if level == "ptx" else r"(?:(?<=@)|(?<=@\"))"
+    if module:  # NVPTX spells '.' as '_$_'
+        prefixes = "|".join(re.escape(m) for m in (module + ".", module.replace(".", "_$_") + "_$_"))
+        text = re.sub(f"{start}(?:{prefixes})", _PLACEHOLDER_MODULE + ".", text)
+    if kernel_name:
+        text = re.sub(f"{start}{re.escape(kernel_name)}(?=_param_\\d|[^\\w$.]|$)", _PLACEHOLDER_KERNEL, text)
+    return text

@@ -1,47 +1,41 @@
 """Which lines of the module under test each test reaches, recorded once on the original (per-test coverage).
 
-A mutant changes one place; a test that never reaches that place behaves as on the original, so it cannot kill the
-mutant and is not run for it (Stryker's per-test coverage, PIT's coverage-ordered tests). A mutant no test reaches
-is `no_coverage`: nothing on this backend could notice it.
-
-Python lines are recorded by a trace function. Under the Triton interpreter a `@triton.jit` body runs as Python
-and its lines are recorded like any other; compiled kernels run on the device, so there a launch of a kernel marks
-every line of it as reached (`JITFunction.run`, observed by the same trace function).
-
-The same observation records each launch's specialization (mutate.specs.Spec) of a kernel of the unit, under
-the interpreter (`InterpretedFunction.run`) as on a device: the specs mutate.tce compiles the mutants for.
+A test that never reaches a mutant's change cannot kill it and is not run for it (Stryker's per-test coverage,
+PIT's coverage-ordered tests). A trace function records Python lines (under the Triton interpreter a jit body runs
+as Python); a compiled kernel's launch marks every line of it and its jit callees as reached. The same observation
+records each launch's specialization (mutate.specs.Spec), the specs mutate.tce compiles mutants for. In the
+original's pytest run it is a plugin (`-p mutate.coverage`, active in the xdist worker where MUTATE_COVERAGE_FILES
+and MUTATE_COVERAGE_OUT are set), writing one JSON line per test to `<folder>/<pid>.jsonl`.
 """
 from __future__ import annotations
 
+import importlib
+import json
+import os
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
+
+import pytest
 
 from mutate.specs import named_jit_functions, specs_from_call
 
 Lines = dict[str, set[int]]  # file -> line numbers reached
 Launches = dict[str, set[str]]  # "file::qualname" of a kernel -> the Spec JSON of each launch
+FILES_VAR, OUT_VAR = "MUTATE_COVERAGE_FILES", "MUTATE_COVERAGE_OUT"  # the plugin's files to watch, its folder
 
 
-def _jit_run_code() -> CodeType | None:
-    """The code object of Triton's compiled-kernel launch (None when Triton is missing or laid out otherwise)."""
+def _launch_code(module: str, owner: str) -> CodeType | None:
+    """The code object of Triton's `module.owner.run`, a kernel launch (None where this Triton lacks it)."""
     try:
-        from triton.runtime.jit import JITFunction
-    except ImportError:
+        run = getattr(getattr(importlib.import_module(module), owner), "run", None)
+    except (ImportError, AttributeError):
         return None
-    return getattr(getattr(JITFunction, "run", None), "__code__", None)
-
-
-def _interpreted_run_code() -> CodeType | None:
-    """The code object of the interpreter's launch (InterpretedFunction.run), where this Triton has one."""
-    try:
-        from triton.runtime.interpreter import InterpretedFunction
-    except ImportError:
-        return None
-    return getattr(getattr(InterpretedFunction, "run", None), "__code__", None)
+    return getattr(run, "__code__", None)
 
 
 def kernel_key(file: str, qualname: str) -> str:
@@ -66,8 +60,9 @@ class Recorder:
         self.lines: Lines = {}
         self.launches: Launches = {}
         self._kernels: dict[int, Lines] = {}  # a launched kernel's lines, callees included, by id of its JITFunction
-        self._jit_run = _jit_run_code()
-        self._launch_codes = {c for c in (self._jit_run, _interpreted_run_code()) if c is not None}
+        self._jit_run = _launch_code("triton.runtime.jit", "JITFunction")
+        interpreted = _launch_code("triton.runtime.interpreter", "InterpretedFunction")
+        self._launch_codes = {c for c in (self._jit_run, interpreted) if c is not None}
 
     def __call__(self, frame: FrameType, event: str, arg: object) -> Any:
         code = frame.f_code
@@ -148,3 +143,27 @@ def reaches(covered: dict[str, list[int]] | dict[str, set[int]], file: str, line
     """Whether a test's coverage holds any of `lines` of `file`."""
     found = covered.get(file)
     return bool(found) and any(line in found for line in lines)  # type: ignore[operator]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
+    files, folder = os.environ.get(FILES_VAR), os.environ.get(OUT_VAR)
+    if not files or not folder or not hasattr(item.config, "workerinput"):
+        return (yield)
+    recorder = Recorder(files.split(os.pathsep))
+    with recording(recorder):
+        result = yield
+    with open(Path(folder) / f"{os.getpid()}.jsonl", "a", encoding="utf-8") as out:
+        out.write(json.dumps({"nodeid": item.nodeid, "lines": to_json(recorder.take())}) + "\n")
+    return result
+
+
+def read(folder: Path) -> dict[str, dict[str, list[int]]]:
+    """Every test's lines, merged over the files the workers wrote."""
+    found: dict[str, dict[str, list[int]]] = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                entry = json.loads(line)
+                found[entry["nodeid"]] = entry["lines"]
+    return found

@@ -1,21 +1,19 @@
 """Judging mutants: the warm workers first (family cases in-process), pytest for the tests no worker runs.
 
-Per mutant: the family cases that reach its change on the original (per-test coverage), killers of its place and
-operator first, then the fast families, run in a warm worker until the first failing check; if none fails, the
-other tests of the suite that reach the change (contract, aliasing, property, sweeps...) run as one pytest with
-those node ids. No test reaches the change: `no_coverage`. A worker that dies or hangs in a case is a kill by a
-crash (or a hang) once the original passes that case again in a fresh worker; otherwise the case is deselected
-as flaky and the mutant judged again without it.
+Per mutant, only the tests that reach its change (per-test coverage): its family cases in a warm worker until the
+first failing check, then the other tests as one pytest. A worker death or hang is a kill once the original passes
+that case again; otherwise the case is flaky and deselected (docs/mutate.md, How a mutant is judged).
 """
 from __future__ import annotations
 
+import collections
 import os
-import queue
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -24,11 +22,7 @@ from mutate.baseline import Baseline
 from mutate.classify import NO_COVERAGE, Verdict
 from mutate.generate import Mutant
 from mutate.pool import DIED, HUNG, Answer, WorkerProcess
-from mutate.pool import stop_all as stop_workers
-from mutate.suite import UNPLACED
-from mutate.run import UNSTABLE, Runner, Target, run_env
-from mutate.run import stop_all as stop_runs
-from mutate.suite import Stage, pytest_argv
+from mutate.run import UNPLACED, UNSTABLE, Runner, Stage, Target, pytest_argv, run_env, stop_all
 from mutate.tce import COMPILE_LIMIT_S, Copy, Prover
 
 CASE_FLOOR_S = {"cpu": 10.0}  # a case's limit: 10x the original's time on it, plus this (compiles on accelerators)
@@ -43,6 +37,30 @@ class Job:
     module: str  # the --kernel name of its copy
     folder: Path  # put on sys.path
     files: tuple[str, ...]  # the original snapshot's file(s) the change is in, as coverage names them
+
+
+def _killed(why: str, stage: str, killer: dict[str, Any], crash: bool = False) -> Verdict:
+    """A kill by the test `killer` names (nodeid, family, verdict); a crash when the worker or device ended in it."""
+    return Verdict(classify.KILLED, why, {**killer, "crash": crash}, stage, crash=crash)
+
+
+@dataclass
+class _Judging:
+    """One mutant being judged in a slot: its warm worker (None: started when needed), its deadline, time spent."""
+
+    job: Job
+    slot: int
+    worker: WorkerProcess | None
+    deadline: float
+    spent: dict[str, float] = field(default_factory=dict)  # seconds by stage: compile, warm, pytest, ...
+
+    @contextmanager
+    def timed(self, stage: str) -> Iterator[None]:
+        start = time.monotonic()
+        try:
+            yield
+        finally:
+            self.spent[stage] = self.spent.get(stage, 0.0) + time.monotonic() - start
 
 
 class Engine:
@@ -84,40 +102,36 @@ class Engine:
         return WorkerProcess(self.device, run_env(self.device, card, self.visibility_var), log, self.families,
                              compile_only=compile_only, threads=max(1, (os.cpu_count() or 1) // self.jobs))
 
-    def _prove(self, job: Job, slot: int, worker: WorkerProcess | None) -> tuple[Verdict | None, WorkerProcess | None]:
-        """Compiled code's verdict on a kernel mutant (mutate.tce), asked of the slot's worker on a device, of its
-        compile-only worker on the CPU; None: the tests decide."""
-        assert self.prover is not None
-        start = time.monotonic()
-        holder = {"w": worker}
+    def _proof(self, j: _Judging) -> Verdict | None:
+        """Compiled code's verdict on a mutant that changed a jit function (mutate.tce), asked of the slot's worker
+        on a device, of its compile-only worker on the CPU; None: the tests decide."""
+        if self.prover is None or not j.job.mutant.jit:
+            return None
+        held = {"w": j.worker if self.prove_first else self.compilers.pop(j.slot, None)}
 
         def ask(message: dict[str, Any]) -> dict[str, Any]:
-            w = holder["w"] if self.prove_first else self.compilers.get(slot)
-            if w is None:
-                w = self._worker(slot, compile_only=not self.prove_first)
-                problem = w.started()
+            if held["w"] is None:
+                fresh = self._worker(j.slot, compile_only=not self.prove_first)
+                problem = fresh.started()
                 if problem:
                     return {"status": "error", "message": problem}
-            if self.prove_first:
-                holder["w"] = w
-            else:
-                self.compilers[slot] = w
-            answer = w.ask(message, {}, COMPILE_LIMIT_S, until=self.deadline)
-            if answer.ended and (answer.budget or self.interrupted):
-                holder["w"] = None if self.prove_first else holder["w"]
-                self.compilers.pop(slot, None)
+                held["w"] = fresh
+            answer = held["w"].ask(message, {}, COMPILE_LIMIT_S, until=self.deadline)
+            if not answer.ended:
+                return answer.reply
+            held["w"] = None
+            if answer.budget or self.interrupted:
                 return {"status": "budget", "message": "the budget ran out while compiling"}
-            if answer.ended:
-                holder["w"] = None if self.prove_first else holder["w"]
-                self.compilers.pop(slot, None)
-                return {"status": "ended", "message": f"the worker {answer.ended} compiling: {answer.detail}"}
-            return answer.reply
+            return {"status": "ended", "message": f"the worker {answer.ended} compiling: {answer.detail}"}
 
-        proof = self.prover.prove(Copy(job.mutant.id, job.module, str(job.folder), job.mutant.module_name), ask)
-        if proof is None:
-            return None, holder["w"]
-        return Verdict(proof.status, proof.why, stage="compile", seconds=time.monotonic() - start,
-                       twin=proof.twin), holder["w"]
+        with j.timed("compile"):
+            proof = self.prover.prove(Copy(j.job.mutant.id, j.job.module, str(j.job.folder), j.job.mutant.module_name),
+                                      ask)
+        if self.prove_first:
+            j.worker = held["w"]
+        elif held["w"] is not None:
+            self.compilers[j.slot] = held["w"]
+        return None if proof is None else Verdict(proof.status, proof.why, stage="compile", twin=proof.twin)
 
     def _original_passes(self, case: str, slot: int) -> bool:
         """The original passes `case` twice in one fresh worker (asked once per case): a death or hang is the
@@ -143,95 +157,78 @@ class Engine:
         """One mutant through the warm stage and, if it lives, the pytest tests that reach it; with its seconds
         and where they went (compile, warm, pytest)."""
         start = time.monotonic()
-        spent: dict[str, float] = {}
-        verdict, worker = self._judge(job, slot, worker, deadline, spent)
+        j = _Judging(job, slot, worker, deadline)
+        verdict = self._judge(j)
         verdict.seconds = time.monotonic() - start
-        verdict.spent = {k: round(v, 2) for k, v in spent.items()}
-        return verdict, worker
+        verdict.spent = {k: round(v, 2) for k, v in j.spent.items()}
+        return verdict, j.worker
 
-    def _judge(self, job: Job, slot: int, worker: WorkerProcess | None, deadline: float, spent: dict[str, float],
-               ) -> tuple[Verdict, WorkerProcess | None]:
+    def _judge(self, j: _Judging) -> Verdict:
         """The mutant's verdict: the family cases reaching it in a warm worker, a compile proof (before the cases on
         a device, after them under the interpreter), then the other tests reaching it."""
-        start = time.monotonic()
-
-        def lap(name: str, since: float) -> None:
-            spent[name] = spent.get(name, 0.0) + time.monotonic() - since
-
-        cases, rest = self.base.reaching(job.files, job.mutant.original_lines)
+        cases, rest = self.base.reaching(j.job.files, j.job.mutant.original_lines)
         if not cases and not rest:
-            return Verdict(NO_COVERAGE, why="no test reaches the changed line(s) on this backend"), worker
-        if self.prove_first:
-            proved, worker = self._try_proof(job, slot, worker, lap)
-            if proved is not None:
-                return proved, worker
-        verdict, worker = self._warm_cases(job, cases, slot, worker, deadline, start, lap)
-        if verdict is not None:
-            return verdict, worker
-        if not self.prove_first:
-            proved, worker = self._try_proof(job, slot, worker, lap)
-            if proved is not None:
-                return proved, worker
-        return self._other_tests(job, len(cases), rest, slot, worker, deadline, start, lap)
+            return Verdict(NO_COVERAGE, why="no test reaches the changed line(s) on this backend")
+        if self.prove_first and (proved := self._proof(j)):
+            return proved
+        verdict = self._warm_cases(j, cases)
+        if verdict is None and not self.prove_first:
+            verdict = self._proof(j)
+        return verdict or self._other_tests(j, len(cases), rest)
 
-    def _try_proof(self, job: Job, slot: int, worker: WorkerProcess | None, lap: Callable[[str, float], None]
-                   ) -> tuple[Verdict | None, WorkerProcess | None]:
-        """The compiled-code proof (mutate.tce) of a mutant that changed a jit function; None: nothing proved."""
-        if self.prover is None or not job.mutant.jit:
-            return None, worker
-        t0 = time.monotonic()
-        proved, worker = self._prove(job, slot, worker)
-        lap("compile", t0)
-        return proved, worker
+    def _started(self, j: _Judging) -> str:
+        """'' once the slot has a warm worker (started here if it had none), else why none could start."""
+        if j.worker is None:
+            j.worker = self._worker(j.slot)
+            problem = j.worker.started()
+            if problem:
+                j.worker = None
+                return problem
+        return ""
 
-    def _warm_cases(self, job: Job, cases: list[str], slot: int, worker: WorkerProcess | None, deadline: float,
-                    start: float, lap: Callable[[str, float], None]) -> tuple[Verdict | None, WorkerProcess | None]:
+    def _warm_cases(self, j: _Judging, cases: list[str]) -> Verdict | None:
         """The family cases reaching the change, in a warm worker (a fresh one after a death or a device fault);
         None when every case passed."""
         faults = 0
         while True:
-            run = [c for c in self.ordered(job, cases) if c not in self.flaky]
+            run = [c for c in self.ordered(j.job, cases) if c not in self.flaky]
             if not run:
-                return None, worker
-            if worker is None:
-                worker = self._worker(slot)
-                problem = worker.started()
-                if problem:
-                    return Verdict(classify.NOT_RUN, why=problem), None
-            left = deadline - time.monotonic()
+                return None
+            problem = self._started(j)
+            if problem:
+                return Verdict(classify.NOT_RUN, why=problem)
+            left = j.deadline - time.monotonic()
             if left <= 5:
-                return Verdict(classify.NOT_RUN, why="the budget ran out before it was judged"), worker
-            t0 = time.monotonic()
-            answer = worker.ask({"op": "judge", "module": job.module, "paths": [str(job.folder)], "cases": run},
-                                self.limits(run), left, until=self.deadline)
-            lap("warm", t0)
+                return Verdict(classify.NOT_RUN, why="the budget ran out before it was judged")
+            with j.timed("warm"):
+                answer = j.worker.ask({"op": "judge", "module": j.job.module, "paths": [str(j.job.folder)],
+                                       "cases": run}, self.limits(run), left, until=self.deadline)
             if answer.ended:
-                worker = None
-                ended = self._worker_ended(answer, slot, deadline, start)
+                j.worker = None
+                ended = self._worker_ended(answer, j.slot, j.deadline)
                 if ended is not None:
-                    return ended, None
+                    return ended
                 continue  # the case is flaky for the original too: judged again without it
             fault = answer.reply.get("device_fault")
             if fault:  # the device context is lost: this worker judges nothing more
-                worker.close()
-                worker, faults = None, faults + 1
-                faulted = self._device_faulted(answer, fault, faults, slot, start)
+                j.worker.close()
+                j.worker, faults = None, faults + 1
+                faulted = self._device_faulted(answer, fault, faults, j.slot)
                 if faulted is not None:
-                    return faulted, None
+                    return faulted
                 continue  # faulted before any case of its own failed: judged again in a fresh worker
             verdict = self._from_reply(answer)
-            verdict.seconds = time.monotonic() - start
             unplaced = [c for c, why in answer.reply.get("skipped", []) if why.startswith(UNPLACED)
                         and c not in self.base.skipped]
             if verdict.status == classify.STAGE_PASSED and unplaced:
                 return Verdict(classify.NOT_RUN, why=f"{len(unplaced)} case(s) the original ran could not be placed "
-                                                     f"for it (device or host memory), e.g. {unplaced[0]}"), worker
+                                                     f"for it (device or host memory), e.g. {unplaced[0]}")
             if verdict.status != classify.STAGE_PASSED:
-                self._remember(job, verdict)
-                return verdict, worker
-            return None, worker
+                self._remember(j.job, verdict)
+                return verdict
+            return None
 
-    def _worker_ended(self, answer: Answer, slot: int, deadline: float, start: float) -> Verdict | None:
+    def _worker_ended(self, answer: Answer, slot: int, deadline: float) -> Verdict | None:
         """The verdict when the worker died or hung during the cases; None when the original fails that case too."""
         if answer.budget or self.interrupted:
             return Verdict(classify.NOT_RUN, why="the budget ran out during its run"
@@ -242,75 +239,67 @@ class Engine:
             return Verdict(classify.NOT_RUN, why="the budget ran out during its run")
         if not self._original_passes(answer.case, slot):
             return None
-        how = "crash" if answer.ended == DIED else "hang"
-        return Verdict(classify.KILLED, why=f"the worker {answer.ended} in this case: {answer.detail}",
-                       killer={"nodeid": answer.case, "family": "", "verdict": how, "crash": True},
-                       stage="warm", seconds=time.monotonic() - start, crash=True)
+        return _killed(f"the worker {answer.ended} in this case: {answer.detail}", "warm",
+                       {"nodeid": answer.case, "family": "", "verdict": "crash" if answer.ended == DIED else "hang"},
+                       crash=True)
 
-    def _device_faulted(self, answer: Answer, fault: str, faults: int, slot: int, start: float) -> Verdict | None:
+    def _device_faulted(self, answer: Answer, fault: str, faults: int, slot: int) -> Verdict | None:
         """The verdict after a device fault in the cases; None: judged again in a fresh worker."""
         failed = answer.reply.get("failed") or []
         if failed and self._original_passes(failed[0]["nodeid"], slot):
-            return Verdict(classify.KILLED, why=f"the device faulted in this case: {fault}",
-                           killer={"nodeid": failed[0]["nodeid"], "family": failed[0].get("family", ""),
-                                   "verdict": "fault", "crash": True},
-                           stage="warm", seconds=time.monotonic() - start, crash=True)
+            return _killed(f"the device faulted in this case: {fault}", "warm", {
+                "nodeid": failed[0]["nodeid"], "family": failed[0].get("family", ""), "verdict": "fault"}, crash=True)
         if faults >= 2:
             return Verdict(classify.NOT_RUN, why=f"the device faulted twice during its cases: {fault}")
         return None
 
-    def _other_tests(self, job: Job, n_cases: int, rest: list[str], slot: int, worker: WorkerProcess | None,
-                     deadline: float, start: float, lap: Callable[[str, float], None]
-                     ) -> tuple[Verdict, WorkerProcess | None]:
+    def _other_tests(self, j: _Judging, n_cases: int, rest: list[str]) -> Verdict:
         """The pytest stage: the other tests reaching the change, in the warm worker, else an isolated pytest."""
         rest = [t for t in rest if t not in self.runner.flaky]
         if not rest:
-            return Verdict(classify.SURVIVED, why=f"{n_cases} case(s) reach it and pass",
-                           seconds=time.monotonic() - start), worker
-        t0 = time.monotonic()
-        status, worker = self._rest_in_worker(job, rest, slot, worker, deadline)
-        lap("pytest", t0)
+            return Verdict(classify.SURVIVED, why=f"{n_cases} case(s) reach it and pass")
+        with j.timed("pytest"):
+            status = self._rest_in_worker(j, rest)
         if status is None:  # the isolated pytest decides
-            t0 = time.monotonic()
-            status = self.runner.run(Target(job.module, (job.folder,), job.mutant.id), self.out / "mutants" /
-                                     job.mutant.id / "runs", stages=(Stage("rest", tuple(rest)),)).status
-            lap("pytest isolated", t0)
-        killer = ({"nodeid": status.nodeid, "family": status.family, "verdict": status.verdict,
-                   "crash": status.crash} if status.outcome == classify.KILLED else None)
-        verdict = Verdict(classify.SURVIVED if status.outcome == classify.STAGE_PASSED else status.outcome,
-                          status.why, killer, "pytest", time.monotonic() - start, n_cases, status.crash)
-        self._remember(job, verdict)
-        return verdict, worker
+            with j.timed("pytest isolated"):
+                status = self.runner.run(Target(j.job.module, (j.job.folder,)),
+                                         self.out / "mutants" / j.job.mutant.id / "runs",
+                                         stages=(Stage("rest", tuple(rest)),)).status
+        if status.outcome == classify.KILLED:
+            verdict = _killed(status.why, "pytest", {"nodeid": status.nodeid, "family": status.family,
+                                                     "verdict": status.verdict}, crash=status.crash)
+        else:
+            verdict = Verdict(classify.SURVIVED if status.outcome == classify.STAGE_PASSED else status.outcome,
+                              status.why, stage="pytest")
+        verdict.cases_run = n_cases
+        self._remember(j.job, verdict)
+        return verdict
 
-    def _rest_in_worker(self, job: Job, rest: list[str], slot: int, worker: WorkerProcess | None, deadline: float
-                        ) -> tuple[classify.StageResult | None, WorkerProcess | None]:
+    def _rest_in_worker(self, j: _Judging, rest: list[str]) -> classify.StageResult | None:
         """The other tests in the slot's warm worker (pytest.main, --nan-in-process): a kill or a pass as a
         separate pytest would say it; None (and the isolated pytest decides) when the worker ends, the run does
         not finish or its first failure is a crash, fault or timeout (those need the isolated run's confirmation)."""
-        if worker is None:
-            worker = self._worker(slot)
-            if worker.started():
-                return None, None
-        s = self.runner.settings
-        run_id = uuid.uuid4().hex
-        folder = self.out / "mutants" / job.mutant.id / "runs" / "rest-warm"
-        argv = pytest_argv(Stage("rest", tuple(rest)), kernel=job.module, kernel_paths=(job.folder,),
+        if self._started(j):
+            return None
+        s, run_id = self.runner.settings, uuid.uuid4().hex
+        folder = self.out / "mutants" / j.job.mutant.id / "runs" / "rest-warm"
+        argv = pytest_argv(Stage("rest", tuple(rest)), kernel=j.job.module, kernel_paths=(j.job.folder,),
                            device=self.device, folder=folder, first_failure=True, run_id=run_id,
                            deselect=(*s.deselect, *sorted(self.runner.flaky)), extra=s.extra, in_process=True)
-        limit = min(s.per_run_s, deadline - time.monotonic())
-        answer = worker.ask({"op": "pytest", "argv": argv, "module": job.module}, {}, max(1.0, limit),
-                            until=self.deadline)
-        if answer.ended:
-            return None, None
-        if answer.reply.get("device_fault"):  # the isolated pytest decides; this worker's device is lost
-            worker.close()
-            return None, None
+        limit = min(s.per_run_s, j.deadline - time.monotonic())
+        answer = j.worker.ask({"op": "pytest", "argv": argv, "module": j.job.module}, {}, max(1.0, limit),
+                              until=self.deadline)
+        if answer.ended or answer.reply.get("device_fault"):  # this worker's device is lost: the isolated run decides
+            if not answer.ended:
+                j.worker.close()
+            j.worker = None
+            return None
         if answer.reply.get("status") != "ran":
-            return None, worker
+            return None
         status = classify.classify_stage(folder, run_id, answer.reply["code"], first_failure=True)
         if status.outcome not in (classify.KILLED, classify.STAGE_PASSED) or status.verdict in UNSTABLE:
-            return None, worker
-        return status, worker
+            return None
+        return status
 
     def _from_reply(self, answer: Answer) -> Verdict:
         reply = answer.reply
@@ -327,10 +316,10 @@ class Engine:
         if classify.is_build_error(text, first.get("refusal") or ""):
             return Verdict(classify.NOT_VIABLE, why=f"build error: {(first.get('refusal') or text)[:300]}",
                            stage="warm", cases_run=reply.get("ran", 0))
-        return Verdict(classify.KILLED, why=text.splitlines()[0][:300] if text else first["verdict"],
-                       killer={"nodeid": first["nodeid"], "family": first.get("family", ""),
-                               "verdict": first["verdict"], "crash": False},
-                       stage="warm", cases_run=reply.get("ran", 0))
+        verdict = _killed(text.splitlines()[0][:300] if text else first["verdict"], "warm", {
+            "nodeid": first["nodeid"], "family": first.get("family", ""), "verdict": first["verdict"]})
+        verdict.cases_run = reply.get("ran", 0)
+        return verdict
 
     def _remember(self, job: Job, verdict: Verdict) -> None:
         if verdict.status == classify.KILLED and verdict.killer:
@@ -343,9 +332,7 @@ class Engine:
                 done: Callable[[Job, Verdict], None] | None = None) -> dict[str, Verdict]:
         """Every job, `self.jobs` slots at a time, each slot keeping its warm worker between mutants."""
         self.deadline = deadline
-        todo: queue.Queue[Job] = queue.Queue()
-        for job in jobs:
-            todo.put(job)
+        todo = collections.deque(jobs)  # popleft is atomic: the slots share it without a lock
         results: dict[str, Verdict] = {}
 
         def slot_loop(slot: int) -> None:
@@ -353,8 +340,8 @@ class Engine:
             try:
                 while True:
                     try:
-                        job = todo.get_nowait()
-                    except queue.Empty:
+                        job = todo.popleft()
+                    except IndexError:
                         return
                     if self.interrupted:
                         verdict = Verdict(classify.NOT_RUN, why="not started: the run was interrupted")
@@ -384,8 +371,7 @@ class Engine:
                 t.join()
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every worker and run ends now, what was judged is kept
             self.interrupted, self.deadline, self.runner.deadline = True, 0.0, 0.0
-            stop_workers()
-            stop_runs()
+            stop_all()
             for t in threads:
                 t.join(timeout=60)
         return results

@@ -1,21 +1,14 @@
 """Is a survivor equivalent? The original and the mutant side by side on random inputs the suite did not hold.
 
-Run as a child (`python -m mutate.equivalence ...`, JSON on the last stdout line), never in the deciding process:
-it imports and runs both modules. Each trial draws a shape (vocab on and around block multiples, or anything up to
-20,000), one of the three dtypes, padded rows, a storage offset, a NaN fraction and kind (every IEEE NaN class of
-cases.ieee, both signs, random payloads) over a background of normals or specials (one trial in seven: a short batch
-of rows 32,769 to 70,001 wide, 90-100 % NaN, counts past 16 bits), with NaN patterns everywhere
-outside the view; both paths (get_num_nans, and _num_nans_kernel[(R,)] with BLOCK_SIZE 8192 when both have it);
-first, the contract's inputs outside the domain (1-D, 3-D, float64, int32, a transposed view, empty), where any
-exception is as good as another.
-Different counts, dtype, raised exception or a modified input on any trial: a real blind spot, and that input
-is reported. None in N trials: "plausibly equivalent, not proven (no differing input in N trials)". Under the
-interpreter a line tracer also says whether the mutated lines ran at all (not reached: the change is in code this
-backend never executes, e.g. a CUDA-only branch).
+Run as a child (`python -m mutate.equivalence ...`, JSON on the last stdout line): it imports and runs both modules.
+The contract's inputs outside the domain first (any exception equals any other), then random inputs (`draw`) through
+both paths; the first difference in counts, dtype, raising or the input's bytes is a real blind spot, reported with
+its input. Under the interpreter a line tracer also says whether the mutated lines ran (docs/mutate.md, Survivors).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -24,7 +17,7 @@ import random
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import FrameType, ModuleType
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -32,6 +25,7 @@ import torch
 from cases.formats import BF16, FP16, FP32, from_bits, to_bits
 from cases.ieee import IEEE_CLASSES
 from cases.random_bits import random_nan_bits
+from mutate.coverage import Recorder, recording
 
 BLOCKS = (16, 64, 128, 256, 512, 1024, 2048, 4096, 8192)
 WIDE = (32_769, 40_000, 65_537, 70_001)
@@ -122,24 +116,6 @@ def _paths(module: ModuleType, x: Any) -> dict[str, Callable[[], Any]]:
     return paths
 
 
-class LineTracer:
-    """Records which lines of one file run (the interpreter executes a @triton.jit body as Python there)."""
-
-    def __init__(self, filename: str) -> None:
-        self.filename, self.lines = filename, set()
-
-    def __call__(self, frame: FrameType, event: str, arg: object) -> Any:
-        if frame.f_code.co_filename != self.filename:
-            return None
-        self.lines.add(frame.f_lineno)
-        return self._local
-
-    def _local(self, frame: FrameType, event: str, arg: object) -> Any:
-        if event == "line":
-            self.lines.add(frame.f_lineno)
-        return self._local
-
-
 def load_file(name: str, path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
@@ -153,14 +129,11 @@ def compare(original: ModuleType, mutant: ModuleType, mutant_file: Path, changed
             seed: int, device: str) -> dict[str, Any]:
     """Up to `trials` inputs; stops at the first one on which the two differ."""
     rng = random.Random(seed)
-    tracer = LineTracer(str(mutant_file)) if device == "cpu" else None
+    tracer = Recorder([str(mutant_file)]) if device == "cpu" else None
+
     def traced(call: Callable[[], Any]) -> dict[str, Any]:
-        if tracer is not None:
-            sys.settrace(tracer)
-        try:
+        with recording(tracer) if tracer is not None else contextlib.nullcontext():
             return _outcome(call)
-        finally:
-            sys.settrace(None)
 
     for x, desc in contract_inputs(device):
         want, got = _outcome(lambda: original.get_num_nans(x)), traced(lambda: mutant.get_num_nans(x))
@@ -185,10 +158,10 @@ def compare(original: ModuleType, mutant: ModuleType, mutant_file: Path, changed
     return {"differs": False, "trials": trials, "seed": seed, "reached": _reached(tracer, changed)}
 
 
-def _reached(tracer: LineTracer | None, changed: Sequence[int]) -> bool | None:
+def _reached(tracer: Recorder | None, changed: Sequence[int]) -> bool | None:
     if tracer is None or not changed:
         return None
-    return any(line in tracer.lines for line in changed)
+    return any(line in lines for lines in tracer.lines.values() for line in changed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -217,8 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               else load_file(args.mutant_file.stem, args.mutant_file.resolve()))
     traced = (args.traced_file or args.mutant_file or Path(str(getattr(mutant, "__file__", "")))).resolve()
     changed = [int(n) for n in args.changed.split(",") if n]
-    device = "cpu" if args.device == "cpu" else args.device
-    result = compare(original, mutant, traced, changed, args.trials, args.seed, device)
+    result = compare(original, mutant, traced, changed, args.trials, args.seed, args.device)
     print(json.dumps(result))
     return 0
 

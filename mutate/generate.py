@@ -12,10 +12,11 @@ import difflib
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from mutate.operators import OPERATORS, Operator, Replacement, Site
-from mutate.source import absolute_imports
+from mutate.package import absolute_imports
+
+ORIGINAL = "mut_original"  # the module name of the original's snapshot
 
 
 @dataclass(frozen=True)
@@ -160,7 +161,7 @@ def generate(source: str, file: str, module: str, *, is_package: bool = False,
                 mid = mutant_id(file, op.name, line, col, end, change)
                 try:
                     mutated = ast.unparse(_replace(tree, walk_index, new)) + "\n"
-                    compile(mutated, f"{module_name(mid)}.py", "exec")
+                    compile(mutated, f"mut_{mid}.py", "exec")
                 except (SyntaxError, ValueError, TypeError, LookupError) as exc:
                     gen.not_compiling.append({"id": mid, "operator": op.name, "location": f"{site.function}:{line}",
                                               "change": change, "error": f"{type(exc).__name__}: {exc}"})
@@ -176,24 +177,3 @@ def generate(source: str, file: str, module: str, *, is_package: bool = False,
                                           _changed_lines(original, mutated, side="a"), module, site.jit))
     return gen
 
-
-ORIGINAL = "mut_original"  # the module name of the original's snapshot
-
-
-def write_original(gen: Generation, folder: Path) -> Path:
-    """The original as read (unparsed, imports made absolute) as a module of its own; returns its file."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{ORIGINAL}.py"
-    path.write_text(gen.original, encoding="utf-8")
-    return path
-
-
-def module_name(mid: str) -> str:
-    return f"mut_{mid}"
-
-
-def write(mutant: Mutant, folder: Path) -> Path:
-    """The mutant as a module of its own (mut_<id>.py) in its own folder, for --kernel-path; returns the folder."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{mutant.module_name}.py").write_text(mutant.source, encoding="utf-8")
-    return folder

@@ -1,16 +1,10 @@
 """Replay interpreted kernel launches that a warm worker has already run with the same code and the same bytes.
 
-Under the Triton interpreter (the CPU) nearly all of a mutant's judging time is kernels interpreted in Python, and
-most mutants change host code (the wrapper, the launch plan) or one kernel of several: their launches are often
-exactly a launch an earlier mutant (or the original) made. A launch is replayed only when everything it can see is
-equal: the source of the launched `@triton.jit` function and of every jit function it names, transitively, with
-the value of every global it names (a constant a host-side mutant changed is a different launch); every argument
-(positional or keyword; tensors by dtype, shape, strides, offset and a hash of their whole storage, so padding and
-neighbouring rows count; scalars by type and value); and the grid. Its effect, every argument storage it changed, is
-written back.
-A launch that raises is never remembered; an argument of any other kind, a grid computed by a callable or a
-storage past `MAX_STORAGE_BYTES` is run as is. Only while `replaying()` is active: mutant jobs in mutate.warm
-replay; the traced original only records (its coverage needs the kernel's lines to run).
+On the CPU nearly all of a mutant's time is kernels interpreted in Python, and most mutants leave most launches as
+an earlier job made them. A launch's key is everything it can see: the jit source it runs and the globals it names,
+transitively; every argument (a tensor by its layout and a hash of its whole storage); the grid. Its effect, the
+bytes of every argument storage it changed, is written back on a replay (docs/mutate.md, step 4). Anything the key
+cannot describe exactly runs as is; only while `replaying()` is active (the traced original only records).
 """
 from __future__ import annotations
 

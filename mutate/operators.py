@@ -50,24 +50,16 @@ def _with_keywords(call: ast.Call, keywords: list[ast.keyword]) -> ast.Call:
     return new
 
 
-def _compare_boundary(node: ast.AST, site: Site) -> Iterator[tuple[str, Replacement]]:
-    swap = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt}
-    if isinstance(node, ast.Compare):
-        for i, op in enumerate(node.ops):
-            if type(op) in swap:
-                new = copy.deepcopy(node)
-                new.ops[i] = swap[type(op)]()
-                yield f"{_SYMBOL[type(op)]} -> {_SYMBOL[swap[type(op)]]}", new
-
-
-def _compare_equality(node: ast.AST, site: Site) -> Iterator[tuple[str, Replacement]]:
-    swap = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is}
-    if isinstance(node, ast.Compare):
-        for i, op in enumerate(node.ops):
-            if type(op) in swap:
-                new = copy.deepcopy(node)
-                new.ops[i] = swap[type(op)]()
-                yield f"{_SYMBOL[type(op)]} -> {_SYMBOL[swap[type(op)]]}", new
+def _compare_swapped(swap: dict[type[ast.cmpop], type[ast.cmpop]]) -> Finder:
+    """A finder replacing each comparison operator found in `swap` by its counterpart."""
+    def find(node: ast.AST, site: Site) -> Iterator[tuple[str, Replacement]]:
+        if isinstance(node, ast.Compare):
+            for i, op in enumerate(node.ops):
+                if type(op) in swap:
+                    new = copy.deepcopy(node)
+                    new.ops[i] = swap[type(op)]()
+                    yield f"{_SYMBOL[type(op)]} -> {_SYMBOL[swap[type(op)]]}", new
+    return find
 
 
 def _int_constant(node: ast.AST, site: Site) -> Iterator[tuple[str, Replacement]]:
@@ -86,20 +78,14 @@ def _int64_cast_dropped(node: ast.AST, site: Site) -> Iterator[tuple[str, Replac
         yield ".to(int64) dropped", copy.deepcopy(node.func.value)
 
 
-def _int_narrowed(node: ast.AST, site: Site) -> Iterator[tuple[str, Replacement]]:
-    targets = {"int32": ("int16", "int8", "int1"), "int64": ("int32",)}
-    if isinstance(node, ast.Attribute) and node.attr in targets and isinstance(node.value, ast.Name) \
-            and node.value.id in ("tl", "triton"):
-        for narrow in targets[node.attr]:
-            yield f"{node.attr} -> {narrow}", ast.Attribute(copy.deepcopy(node.value), narrow, ast.Load())
-
-
-def _float_cast_swapped(node: ast.AST, site: Site) -> Iterator[tuple[str, Replacement]]:
-    targets = {"float32": ("float16", "bfloat16"), "float16": ("bfloat16",), "bfloat16": ("float16",)}
-    if isinstance(node, ast.Attribute) and node.attr in targets and isinstance(node.value, ast.Name) \
-            and node.value.id == "tl":
-        for other in targets[node.attr]:
-            yield f"{node.attr} -> {other}", ast.Attribute(copy.deepcopy(node.value), other, ast.Load())
+def _dtype_swapped(targets: dict[str, tuple[str, ...]], modules: tuple[str, ...]) -> Finder:
+    """A finder replacing `tl.<dtype>` (the module name in `modules`) by each of its targets."""
+    def find(node: ast.AST, site: Site) -> Iterator[tuple[str, Replacement]]:
+        if isinstance(node, ast.Attribute) and node.attr in targets and isinstance(node.value, ast.Name) \
+                and node.value.id in modules:
+            for other in targets[node.attr]:
+                yield f"{node.attr} -> {other}", ast.Attribute(copy.deepcopy(node.value), other, ast.Load())
+    return find
 
 
 def _load_other(node: ast.AST, site: Site) -> Iterator[tuple[str, Replacement]]:
@@ -236,17 +222,18 @@ class Operator:
 
 OPERATORS: tuple[Operator, ...] = (
     Operator("compare_boundary", "off by one: a mask or bound one element too far or too short (< vs <=)", "any",
-             _compare_boundary),
+             _compare_swapped({ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt})),
     Operator("compare_equality", "a test negated (== vs !=): a guard or a predicate inverted", "any",
-             _compare_equality),
+             _compare_swapped({ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is})),
     Operator("int_constant", "a constant copied wrong (+-1, x2, /2, 0): block size, bit mask, axis, sentinel", "any",
              _int_constant),
     Operator("int64_cast_dropped", "the row offset computed in 32 bits: overflows past 2^31 elements", "jit",
              _int64_cast_dropped),
     Operator("int_narrowed", "flags or accumulator too narrow (int32 -> int16/int8/int1; int64 -> int32)", "any",
-             _int_narrowed),
+             _dtype_swapped({"int32": ("int16", "int8", "int1"), "int64": ("int32",)}, ("tl", "triton"))),
     Operator("float_cast_swapped", "the upcast goes to the wrong float format: NaN bits of the wrong width", "jit",
-             _float_cast_swapped),
+             _dtype_swapped({"float32": ("float16", "bfloat16"), "float16": ("bfloat16",), "bfloat16": ("float16",)},
+                            ("tl",))),
     Operator("load_other", "masked lanes filled with a value the predicate counts (NaN), or left undefined", "jit",
              _load_other),
     Operator("mask_weakened", "a load or store without its mask (or half of it): reads past the row", "jit",

@@ -1,14 +1,8 @@
 """What `--kernel` names as code to mutate, and how a changed copy of it is put under test under a new name.
 
-`--kernel kernel` (a package) mutates the modules the package's API is made of: the package's `__init__` and every
-module of the same package it imports, transitively (kernel -> num_nans, launch, predicate, fastlaunch).
-`--kernel kernel.num_nans` mutates that module and the same-package modules it imports (the package's `__init__`
-only when one of them imports it; otherwise the copy's is empty). A top-level module (`my_fix`) is mutated alone.
-Found by reading imports, never by importing: the deciding process runs no kernel.
-
-A mutant (or the original's snapshot) is written as a package of its own, `mut_<id>`, holding every module of the
-unit, one of them changed, with imports of the unit's package renamed to it; modules outside the unit are imported
-as they are.
+The unit is the module (or package) and the same-package modules it imports, transitively, found by reading
+imports, never by importing (docs/mutate.md, What is mutated). A mutant (or the original's snapshot) is written as
+a package of its own, `mut_<id>`, with imports of the unit's package renamed to it.
 """
 from __future__ import annotations
 
@@ -16,7 +10,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutate.source import SourceError, absolute_imports, find_source
+from harness.source_file import SourceError, find_source
 
 
 @dataclass(frozen=True)
@@ -30,10 +24,8 @@ class Module:
     text: str
     source: str
 
-    def rel(self, package: str | None) -> str:
-        """Its file inside a copy of the package (`num_nans.py`, `__init__.py`), or the module's own file name."""
-        if package is None:
-            return f"{self.name}.py"
+    def rel(self, package: str) -> str:
+        """Its file inside a copy of the package: `num_nans.py`, `__init__.py`, `sub/__init__.py`."""
         inner = self.name[len(package):].lstrip(".").split(".") if self.name != package else []
         return "/".join(inner + ["__init__"]) + ".py" if self.is_package else "/".join(inner) + ".py"
 
@@ -51,6 +43,19 @@ class Unit:
         if self.package is None:
             return top
         return top + self.kernel[len(self.package):]
+
+
+def absolute_imports(tree: ast.Module, module: str, is_package: bool) -> ast.Module:
+    """Relative imports made absolute, so a copy under another name and folder imports the same siblings."""
+    package = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package[: len(package) - (node.level - 1)] if node.level > 1 else package
+            if node.level - 1 > len(package):
+                raise SourceError(f"{module}: relative import beyond its package")
+            node.module = ".".join([*base, *([node.module] if node.module else [])])
+            node.level = 0
+    return tree
 
 
 def _imported(tree: ast.Module) -> set[str]:
@@ -126,9 +131,7 @@ def write_copy(unit: Unit, folder: Path, top: str,
     files: dict[str, Path] = {}
     for module in unit.modules:
         source = _renamed(changed.get(module.name, module.source), unit.package, top)
-        path = folder / (module.rel(None) if unit.package is None else f"{top}/{module.rel(unit.package)}")
-        if unit.package is None:
-            path = folder / f"{top}.py"
+        path = folder / (f"{top}.py" if unit.package is None else f"{top}/{module.rel(unit.package)}")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
         files[module.name] = path

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import processes
-from harness.cli import home
+from mutate.run import spawn, stop
 
 STARTUP_S = 600.0  # a worker's start (torch, Triton, the case table): seconds on a warm machine; a hang past this
 DIED, HUNG = "died", "hung"
@@ -37,18 +36,6 @@ class Answer:
     budget: bool = False  # stopped because the run's deadline came, not the case's own limit
 
 
-_LIVE: set[WorkerProcess] = set()  # workers not yet stopped: ended at once by stop_all on an interrupt
-_LIVE_LOCK = threading.Lock()
-
-
-def stop_all() -> None:
-    """End every worker this process started and has not stopped (an interrupt: their answers say they ended)."""
-    with _LIVE_LOCK:
-        live = list(_LIVE)
-    for worker in live:
-        processes.signal_group(worker.proc, signal.SIGKILL)
-
-
 class WorkerProcess:
     """One `python -m mutate.warm` child: its pipes, a reader thread, its log."""
 
@@ -60,10 +47,7 @@ class WorkerProcess:
         argv = [sys.executable, "-m", "mutate.warm", "--device", device,
                 *[f"--nan-family={f}" for f in families], *(["--compile-only"] if compile_only else []),
                 *([f"--threads={threads}"] if threads else [])]
-        self.proc = subprocess.Popen(argv, cwd=home(), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._log, start_new_session=True)
-        with _LIVE_LOCK:
-            _LIVE.add(self)
+        self.proc = spawn(argv, env, 0.0, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log)
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.cases: list[str] = []
@@ -143,9 +127,7 @@ class WorkerProcess:
 
     def stop(self) -> None:
         """End the worker and everything it started (its own process group)."""
-        with _LIVE_LOCK:
-            _LIVE.discard(self)
-        processes.kill_group(self.proc)
+        stop(self.proc)
         self.proc.wait()
         self._log.close()
 
@@ -161,9 +143,6 @@ class WorkerProcess:
 
 
 def _signal_name(code: int) -> str:
-    if code < 0:
-        try:
-            return f", {signal.Signals(-code).name}"
-        except ValueError:
-            return ""
-    return ""
+    """The signal's name after a comma (`, SIGSEGV`) for an exit by a known signal (a negative status), else nothing."""
+    names = {-sig.value: sig.name for sig in signal.Signals}
+    return f", {names[code]}" if code in names else ""

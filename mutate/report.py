@@ -1,10 +1,7 @@
 """The mutation run's results: mutation.json (score, counts, every mutant) and mutation.html, score first.
 
-Score = killed / (killed + survived + no coverage), always printed with what it covers ("of N judged (of M: ...)").
-Mutants that do not build (not viable), compile to the original's code (equivalent, proved) or to another
-mutant's (duplicate) are counted and listed, never scored; any mutant left unjudged (timeout, not run) makes the
-run INCOMPLETE, in the JSON (`complete`), the page and the terminal. Survivors come first: they are the suite's
-blind spots for this kernel, each with its diff, operator and equivalence judgement.
+Score = killed / (killed + survived + no coverage), always printed with what it covers; not viable, equivalent and
+duplicate mutants are listed, never scored; any unjudged mutant makes the run INCOMPLETE. Survivors come first.
 """
 from __future__ import annotations
 
@@ -81,11 +78,13 @@ def document(entries: Sequence[dict[str, Any]], meta: dict[str, Any]) -> dict[st
             "mutants": [{k: v for k, v in e.items() if k != "location_key"} for e in ordered]}
 
 
-def write_json(doc: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
+def write(doc: dict[str, Any], out: Path) -> None:
+    """mutation.json (replaced atomically: the nightly reads it) and mutation.html in `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    tmp = out / "mutation.json.tmp"
     tmp.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    tmp.replace(out / "mutation.json")
+    (out / "mutation.html").write_text(html(doc), encoding="utf-8")
 
 
 STYLE = """<style>
@@ -180,12 +179,3 @@ def html(doc: dict[str, Any]) -> str:
             + "".join(f"<th>{s.replace('_', ' ')}</th>" for s in STATUSES) + f"</tr>{ops}</table>"
             + (f"<h3>Mutants that did not compile ({len(doc['not_compiling'])})</h3><ul>{nc}</ul>" if nc else "")
             + "</body></html>\n")
-
-
-def write_html(doc: dict[str, Any], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(html(doc), encoding="utf-8")
-
-
-__all__ = ["KILLED", "NOT_RUN", "NOT_VIABLE", "SURVIVED", "TIMED_OUT", "document", "headline", "html", "judgement",
-           "score"]

@@ -1,13 +1,17 @@
-"""Running the suite on mutants: one pytest per mutant and stage, in parallel, within one time budget.
+"""The pytest sub-run: what the suite runs on a mutant (stages, each a pytest selection over the suite, harness.cli)
+and running it, one pytest per target and stage, in parallel, within one time budget.
 
-Each worker slot runs one mutant at a time; on an accelerator slot k sees only card k mod cards, through the
-backend's card-visibility variable (harness.backends), as the suite pins its own workers. A run is stopped at the
-per-mutant limit (status timeout) or at the budget's end (not run): neither is ever a kill or a survival.
+A target runs stage after stage and stops at its first failure (-x): the fast stage (matrix, specials, IEEE,
+layouts) kills most mutants in seconds; the rest runs only for those it leaves alive, contract tests first.
+Each slot runs one target at a time; on an accelerator slot k sees only card k mod cards, through the backend's
+card-visibility variable (harness.backends). A run is stopped at the per-mutant limit (status timeout) or at the
+budget's end (not run): neither is ever a kill or a survival.
 """
 from __future__ import annotations
 
 import queue
 import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -15,12 +19,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from harness import processes
-from harness.cli import home
+from harness import cli, processes
 from mutate import classify
 from mutate.classify import StageResult
-from mutate.suite import Stage, pytest_argv
 from verdict.record import CRASH, DEVICE_FAULT, FAILED_OUTCOMES, TIMEOUT
 
 # an outer pytest's variables never reach a stage
@@ -29,6 +32,80 @@ STOP_GRACE_S = 20.0  # a stopped stage's pytest: SIGTERM, then this long to writ
 INTERNAL_ERROR = 3  # pytest's exit status when it fails before or around the tests
 UNSTABLE = frozenset({CRASH, DEVICE_FAULT, TIMEOUT})  # verdicts a flaky original could also give: kills confirmed
 CONFIRM_RERUNS = 2  # stage reruns after a kill the original does not confirm
+ROOT = Path(__file__).resolve().parents[1]  # the folder above the packages: the checkout, or site-packages
+FOLDER = cli.suite()  # tests/precision in a checkout, the package harness.suite installed
+SUITE = cli.suite_id(FOLDER)  # the folder as node ids begin (they are relative to the folder above it)
+FAST_FAMILY_MARKERS = ("nan_matrix", "nan_special", "nan_ieee", "nan_layout")  # families that kill most mutants
+FAST_MARKERS = " or ".join(FAST_FAMILY_MARKERS)
+FAMILY_FILE = "test_families.py"  # the one test every family case runs in (mutation workers run those in-process)
+FAMILY_TEST = f"{SUITE}/{FAMILY_FILE}::test_case"  # its node id, less the case's parameters
+# files of the rest, cheapest and most wrapper-judging first; any other file of the suite follows in name order
+REST_ORDER = ("test_wrapper_contract.py", "test_aliasing.py", "test_aggregate.py", "test_families.py",
+              "test_generated_property.py", "test_sweeps.py", "test_execution_semantics.py")
+UNPLACED = "cannot place the input"  # a warm worker skipped the case for memory: the mutant is not judged on it
+CASES_DIR_VAR = "MUTATE_CASES_DIR"  # where a run's workers share built cases (set by mutate.cli per suite revision)
+LAUNCH_MEMO_VAR = "MUTATE_LAUNCH_MEMO"  # "0": every interpreted launch runs (mutate.launch_memo off)
+
+
+def nodeid(case_id: str, path: str) -> str:
+    """The pytest node id of one family case through one path: warm judge and pytest name a killer alike."""
+    return f"{FAMILY_TEST}[{case_id}-{path}]"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One pytest selection: a name for reports, the tests (node ids or files, as node ids name them) and options
+    that narrow them (e.g. -m)."""
+
+    name: str
+    tests: tuple[str, ...]
+    options: tuple[str, ...] = ()
+
+
+def suite_files() -> list[str]:
+    """The suite's test files, in REST_ORDER first, then the others by name."""
+    files = sorted(p.name for p in FOLDER.glob("test_*.py"))
+    ordered = [f for f in REST_ORDER if f in files] + [f for f in files if f not in REST_ORDER]
+    return [f"{SUITE}/{f}" for f in ordered]
+
+
+def other_tests() -> list[str]:
+    """The suite's files other than the family test, in REST_ORDER: what pytest runs for a mutant the warm
+    workers leave alive."""
+    return [f for f in suite_files() if not f.endswith("/" + FAMILY_FILE)]
+
+
+def full_suite() -> tuple[Stage, ...]:
+    """The whole suite in two stages: the fast families, then everything else for the survivors."""
+    return (Stage("fast", (SUITE,), ("-m", FAST_MARKERS)),
+            Stage("rest", tuple(suite_files()), ("-m", f"not ({FAST_MARKERS})")))
+
+
+def selected_suite(marker_expr: str) -> tuple[Stage, ...]:
+    """A one-stage suite narrowed by a marker expression (e.g. a deliberately weakened `nan_matrix`)."""
+    return (Stage("selected", (SUITE,), ("-m", marker_expr)),)
+
+
+def pytest_argv(stage: Stage, *, kernel: str, kernel_paths: Sequence[Path], device: str, folder: Path,
+                first_failure: bool, run_id: str, deselect: Sequence[str] = (), extra: Sequence[str] = (),
+                in_process: bool = False) -> list[str]:
+    """One stage as a command (`nan-harness`'s pytest command, harness.cli, from any folder): its own reports,
+    basetemp and one xdist worker (the kernel never runs in the deciding process); -x stops at the first failure.
+    in_process: the arguments of pytest.main in a warm worker (no interpreter in front, no xdist worker: the
+    worker's caller isolates it)."""
+    head = [sys.executable, "-m", "pytest"]
+    isolation = ["--nan-in-process"] if in_process else ["-n", "1", "--max-worker-restart", "4"]
+    pages = [f"--html={folder / 'precision.html'}", f"--junitxml={folder / 'junit.xml'}"]
+    argv = ["--device", device, "-q", *isolation, f"--basetemp={folder / 'tmp'}", *pages,
+            f"--nan-json={folder / 'results.json'}", f"--nan-run-id={run_id}", "--nan-reruns=0",  # a kill is a kill
+            "--kernel", kernel, *stage.options]
+    for path in kernel_paths:
+        argv += ["--kernel-path", str(path)]
+    if first_failure:
+        argv.append("-x")
+    for test in deselect:
+        argv += ["--deselect", test]
+    return [*([] if in_process else head), *cli.arguments([*argv, *extra], FOLDER, stage.tests)]
 
 
 @dataclass(frozen=True)
@@ -37,16 +114,13 @@ class Target:
 
     kernel: str
     paths: tuple[Path, ...] = ()
-    label: str = ""  # a mutant id, or "original"
 
 
 @dataclass
 class Outcome:
     """What the stages of one target said, and how long they took."""
 
-    target: Target
     stages: list[StageResult] = field(default_factory=list)
-    stage_names: list[str] = field(default_factory=list)
     seconds: float = 0.0
     card: int | None = None
     failed_ids: list[str] = field(default_factory=list)  # every failing test (baseline runs without -x)
@@ -61,7 +135,6 @@ class Settings:
     """How runs are made: device, slots, pinning, limits, and what every run deselects."""
 
     device: str
-    out: Path
     jobs: int = 1
     cards: int = 0  # accelerator cards to spread slots over (0: no pinning)
     visibility_var: str | None = None
@@ -83,16 +156,34 @@ def run_env(device: str, card: int | None, visibility_var: str | None) -> dict[s
     return env
 
 
-_LIVE: set[subprocess.Popen[bytes]] = set()  # runs in flight, ended by stop_all when this tool is interrupted
+_LIVE: dict[subprocess.Popen[bytes], float] = {}  # children in flight (stage runs, warm workers) -> SIGTERM grace
 _LIVE_LOCK = threading.Lock()
 
 
+def spawn(argv: list[str], env: dict[str, str], grace_s: float, **streams: Any) -> subprocess.Popen[bytes]:
+    """A child in a session of its own (stopping its group stops what it started), kept until `stop` ends it."""
+    proc = subprocess.Popen(argv, cwd=cli.home(), env=env, start_new_session=True, **streams)
+    with _LIVE_LOCK:
+        _LIVE[proc] = grace_s
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """End proc's process group: SIGTERM and its grace first where it has one, then SIGKILL; reaps proc."""
+    with _LIVE_LOCK:
+        grace_s = _LIVE.pop(proc, 0.0)
+    if grace_s:
+        processes.stop_group(proc, grace_s)
+    else:
+        processes.kill_group(proc)
+
+
 def stop_all() -> None:
-    """End every run this process started and has not reaped (each by its own process group)."""
+    """End every child this process started and has not stopped (Ctrl-C, SIGTERM)."""
     with _LIVE_LOCK:
         live = list(_LIVE)
     for proc in live:
-        processes.stop_group(proc, STOP_GRACE_S)
+        stop(proc)
 
 
 def run_stage(argv: list[str], folder: Path, env: dict[str, str], limit_s: float) -> tuple[int | None, bool]:
@@ -100,18 +191,13 @@ def run_stage(argv: list[str], folder: Path, env: dict[str, str], limit_s: float
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "command.txt").write_text(" ".join(argv) + "\n", encoding="utf-8")
     with open(folder / "output.txt", "wb") as log:
-        proc = subprocess.Popen(argv, cwd=home(), env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-        with _LIVE_LOCK:
-            _LIVE.add(proc)
+        proc = spawn(argv, env, STOP_GRACE_S, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             code = proc.wait(timeout=max(1.0, limit_s))
         except subprocess.TimeoutExpired:
-            processes.stop_group(proc, STOP_GRACE_S)
             return None, True
         finally:
-            with _LIVE_LOCK:
-                _LIVE.discard(proc)
+            stop(proc)
     (folder / "returncode").write_text(str(code), encoding="utf-8")
     return code, False
 
@@ -130,7 +216,6 @@ class Runner:
         self.slots: queue.Queue[int] = queue.Queue()
         for k in range(max(1, settings.jobs)):
             self.slots.put(k)
-        self.lock = threading.Lock()
 
     def left(self) -> float:
         return self.deadline - time.monotonic()
@@ -173,13 +258,12 @@ class Runner:
         slot = self.slots.get()
         s = self.settings
         card = slot % s.cards if s.cards else None
-        outcome = Outcome(target, card=card)
+        outcome = Outcome(card=card)
         start = time.monotonic()
         try:
             for stage in (self.stages if stages is None else stages):
                 if self.left() <= 5:
                     outcome.stages.append(StageResult(classify.NOT_RUN, why="the budget ran out before this stage"))
-                    outcome.stage_names.append(stage.name)
                     break
                 for attempt in range(CONFIRM_RERUNS + 1):
                     deselect = (*s.deselect, *sorted(self.flaky))
@@ -189,7 +273,6 @@ class Runner:
                             and self.confirm is not None) or self.original_passes(result.nodeid):
                         break
                 outcome.stages.append(result)
-                outcome.stage_names.append(stage.name)
                 if not first_failure:
                     outcome.failed_ids += failing_ids(sub, run_id)
                 if result.outcome != classify.STAGE_PASSED and first_failure:
@@ -199,25 +282,16 @@ class Runner:
             self.slots.put(slot)
         return outcome
 
-    def run_many(self, targets: Sequence[tuple[Target, Path]],
-                 done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    def run_many(self, targets: Sequence[tuple[Target, Path]]) -> list[Outcome]:
         """Targets in parallel, one per slot, in the order given; those the budget leaves out are not run."""
         def one(item: tuple[Target, Path]) -> Outcome:
-            target, folder = item
             if self.left() <= 5:
-                result = Outcome(target, [StageResult(classify.NOT_RUN, why="not started within the budget")],
-                                 ["-"])
-            else:
-                result = self.run(target, folder)
-            if done is not None:
-                with self.lock:
-                    done(result)
-            return result
+                return Outcome([StageResult(classify.NOT_RUN, why="not started within the budget")])
+            return self.run(*item)
 
         pool = ThreadPoolExecutor(max_workers=max(1, self.settings.jobs))
         try:
-            futures = [pool.submit(one, t) for t in targets]
-            return [f.result() for f in futures]
+            return [f.result() for f in [pool.submit(one, t) for t in targets]]
         except BaseException:  # Ctrl-C, SIGTERM: nothing new starts, the runs in flight end
             self.deadline = 0.0
             stop_all()
@@ -226,20 +300,17 @@ class Runner:
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def confirm_with(settings: Settings, original: Target, folder: Path, times: int = 2,
-                 stage_runner: Callable[[list[str], Path, dict[str, str], float], tuple[int | None, bool]] = run_stage
-                 ) -> Callable[[str], bool]:
-    """A confirmer: the original runs one test `times` times (card 0); True when it passes every time."""
+def confirm_with(settings: Settings, original: Target, folder: Path) -> Callable[[str], bool]:
+    """A confirmer: the original runs one test twice (card 0); True when it passes both times."""
     def confirm(nodeid: str) -> bool:
-        for k in range(times):
+        for k in range(2):
             run_id = uuid.uuid4().hex
             sub = folder / f"{uuid.uuid5(uuid.NAMESPACE_URL, nodeid).hex[:10]}-{k}"
             argv = pytest_argv(Stage("confirm", (nodeid,)), kernel=original.kernel, kernel_paths=original.paths,
                                device=settings.device, folder=sub, first_failure=False, run_id=run_id,
                                extra=settings.extra)
-            card = 0 if settings.cards else None
-            code, stopped = stage_runner(argv, sub, run_env(settings.device, card, settings.visibility_var),
-                                         settings.per_run_s)
+            env = run_env(settings.device, 0 if settings.cards else None, settings.visibility_var)
+            code, stopped = run_stage(argv, sub, env, settings.per_run_s)
             if classify.classify_stage(sub, run_id, code, stopped, first_failure=False).outcome \
                     != classify.STAGE_PASSED:
                 print(f"mutate: the original fails {nodeid} too (run {k + 1}): deselected from now on", flush=True)

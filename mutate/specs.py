@@ -1,10 +1,6 @@
-"""Specializations of a `@triton.jit` function (mutate.compiled compiles them): what a launch was compiled for,
-in plain JSON values (Spec), so the orchestrator can hand it to a worker, and the JITFunction behind whatever wraps
-a kernel (autotune, heuristics, the interpreter's InterpretedFunction).
-
-A Spec is read from a launch's compiled kernel where Triton kept one (specs_seen), else from a call's arguments
-through Triton's own binder, else worked out by hand (specs_from_call); under TRITON_INTERPRET=1 the function is
-re-made as a JITFunction first, so specs can be taken in an interpreter process and compiled in another.
+"""Specializations of a `@triton.jit` function (mutate.compiled compiles them) as plain JSON values (Spec), so the
+orchestrator can hand them to a worker, read from a launch's arguments through Triton's own binder or by hand; and
+the JITFunction behind whatever wraps a kernel (autotune, heuristics, the interpreter's InterpretedFunction).
 """
 from __future__ import annotations
 
@@ -175,40 +171,6 @@ def _spec(names: Sequence[str], signature: Mapping[str, Any], constants: Mapping
                 constexprs={_key(names, p): _plain(v) for p, v in constants.items()},
                 attrs={_key(names, p): [list(a) for a in v] for p, v in attrs.items() if v},
                 options={k: options[k] for k in OPTION_KEYS if options.get(k) is not None})
-
-
-def specs_seen(jit_fn: Any) -> list[Spec]:
-    """The specializations jit_fn was compiled for in this process, from Triton's per-device kernel cache.
-
-    Triton 3.6 and 3.9 alike: JITFunction.device_caches[device] = (kernel_cache, key_cache, target, backend,
-    binder), kernel_cache values CompiledKernel (or, under async compile, a future of one) whose .src is the
-    ASTSource (signature, constants, attrs) and .metadata the options. Any other layout: [].
-    """
-    try:
-        jit = as_jit_function(jit_fn)
-        caches = list(jit.device_caches.values())
-        names = list(jit.arg_names)
-    except (ImportError, TypeError, AttributeError):
-        return []
-    seen: dict[Spec, None] = {}
-    for entry in caches:
-        kernels = entry[0].values() if isinstance(entry, tuple) and isinstance(entry[0], dict) else ()
-        for kernel in kernels:
-            spec = _spec_of_kernel(names, kernel)
-            if spec is not None:
-                seen.setdefault(spec)
-    return list(seen)
-
-
-def _spec_of_kernel(names: Sequence[str], kernel: Any) -> Spec | None:
-    """One cache entry's Spec; None when it is not (yet) a compiled kernel of the known layout."""
-    if not hasattr(kernel, "src") and hasattr(kernel, "done"):  # a future: async compilation
-        kernel = kernel.result() if kernel.done() and kernel.exception() is None else None
-    src = getattr(kernel, "src", None)
-    try:
-        return _spec(names, src.signature, src.constants, src.attrs, kernel.metadata._asdict())
-    except (AttributeError, TypeError, ValueError, IndexError):
-        return None
 
 
 def specs_from_call(jit_fn: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Spec:

@@ -1,19 +1,7 @@
 """Mutants proved equivalent, duplicate or not viable by compiled code, with no test run (Trivial Compiler
-Equivalence, Papadakis et al., ICSE 2015).
-
-The original's own run records every launch of a kernel of the unit and its specialization (mutate.coverage). A
-mutant that changes a `@triton.jit` function is compiled for those specializations (mutate.compiled; in a warm
-worker, through `compile_copy`): a kernel that does not compile is **not viable**; a mutant whose changed kernels
-give the original's IR for every specialization the suite launches is **equivalent (proved)**; one whose IR equals
-another mutant's for every one of them is a **duplicate** of it, judged once. Unequal IR proves nothing: the tests
-decide. Which jit functions a mutant changed is read from their source and their callees' (as Triton's cache key,
-without the line a function starts on); a changed function no launched kernel calls (a kernel the suite never
-launches) forbids any proof.
-
-Cost: a compile is ~0.25 s (H200 host and the 2-core CPU alike, measured). On an accelerator the cases compile the
-same kernels anyway, so the first specialization is compiled before the cases; on the CPU the cases run in the
-interpreter (no compile) and a kill costs ~1 s, so only mutants that pass every family case are compiled, before
-their pytest stage.
+Equivalence, Papadakis et al., ICSE 2015): the kernels a mutant changed, compiled (mutate.compiled) for every
+specialization the original's run launched, against the original's IR and other mutants'. Unequal IR proves
+nothing; a changed jit function no launched kernel calls forbids any proof. Where and why: docs/mutate.md, step 3.
 """
 from __future__ import annotations
 

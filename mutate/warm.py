@@ -1,31 +1,25 @@
 """A warm mutation worker: imports torch, Triton and the harness once, then judges module after module.
 
 Run as `python -m mutate.warm --device D` by `mutate.pool` (spawned, never forked: a forked CUDA or NPU context
-is unusable). Jobs come as JSON lines on stdin; replies go as JSON lines on the stdout the process started with,
-while anything the kernel prints goes to stderr (the worker's log). For each job the module is imported fresh
-under its own name (`mut_<id>`), the family cases named in the job run in order through `harness.judge` (the
-functions the pytest suite uses), and the first failing check ends the job. Each case is built once per worker
-and every launch gets a fresh copy of its input, so a mutant that writes its input changes no later case.
-
-Replies: `{"op": "ready"}` once; per job `{"op": "case", "nodeid": ...}` before each case (so a worker that dies
-or hangs is known to have died in that case), when tracing `{"op": "ran", ...}` with each case's time and lines,
-and `{"op": "done", ...}` with the outcome (when tracing, with every kernel launch's specialization).
-
-A `{"op": "compile"}` job compiles a copy's kernels for given specs instead (mutate.tce): on an accelerator in the
-worker that runs the cases; on the CPU in a worker started with `--compile-only` (no interpreter, no cases).
+is unusable). Jobs come as JSON lines on stdin, replies go as JSON lines on the stdout it started with (what a
+kernel prints goes to stderr, the worker's log): `{"op": "ready"}` once; per job `{"op": "case", "nodeid": ...}`
+before each case (so a worker that dies or hangs is known to have died in that case), when tracing `{"op": "ran",
+...}` with each case's time, lines and launches, and `{"op": "done", ...}` with the outcome. A `{"op": "compile"}`
+job compiles a copy's kernels instead (mutate.tce), a `{"op": "pytest"}` job runs pytest.main in-process.
 """
 from __future__ import annotations
 
 import argparse
 import contextlib
 import gc
+import hashlib
 import json
 import os
 import sys
 import time
 import traceback
 import warnings
-import hashlib
+from collections.abc import Iterator
 from typing import IO, Any
 
 import pytest
@@ -40,7 +34,7 @@ from mutate import tce
 from mutate.coverage import Recorder, recording, to_json
 from mutate.launch_memo import LaunchMemo, replaying
 from mutate.specs import interpreted_here
-from mutate.suite import CASES_DIR_VAR, FAST_FAMILY_MARKERS, LAUNCH_MEMO_VAR, UNPLACED, nodeid
+from mutate.run import CASES_DIR_VAR, FAST_FAMILY_MARKERS, LAUNCH_MEMO_VAR, UNPLACED, nodeid
 
 
 class Worker:
@@ -82,16 +76,12 @@ class Worker:
         """One module through the job's cases; stops at the first failing check unless `all` is set. A mutant's
         interpreted launches are replayed from the worker's launch memo (mutate.launch_memo); the traced original's
         only kept."""
-        paths = [p for p in job.get("paths", []) if p not in sys.path]
-        sys.path[:0] = paths
-        before = set(sys.modules)
         recorder = Recorder(job["trace"]) if job.get("trace") else None
         out: dict[str, Any] = {"op": "done", "failed": [], "skipped": [], "times": {}, "coverage": {}, "ran": 0}
         try:
-            with self._memo(replay=recorder is None):
+            with _imported_from(job["module"], job.get("paths", [])), self._memo(replay=recorder is None):
                 return self._judge_cases(job, recorder, out)
         finally:
-            _forget(job["module"], before, paths)
             if self.memo is not None:
                 m = self.memo
                 print(f"launch memo: {m.hits} replayed, {m.misses} run and kept, {m.bypassed} run as is; "
@@ -113,12 +103,10 @@ class Worker:
             start = time.perf_counter()
             try:
                 built = self._built(fc)
-                if recorder is not None:
-                    with recording(recorder):
-                        judged = judge_built(target, self.backend, built, fc.family.params(fc.case), path)
-                    out["coverage"][case] = to_json(recorder.take())
-                else:
+                with recording(recorder) if recorder is not None else contextlib.nullcontext():
                     judged = judge_built(target, self.backend, built, fc.family.params(fc.case), path)
+                if recorder is not None:
+                    out["coverage"][case] = to_json(recorder.take())
             except PathNotRun as exc:
                 out["skipped"].append([case, str(exc)])
                 continue
@@ -161,24 +149,15 @@ class Worker:
     def compile(self, job: dict[str, Any]) -> dict[str, Any]:
         """A copy's kernels compiled for the job's specs: cache keys of all its jit functions, IR digests of the
         kernels asked (changed ones only, first spec only when asked), or the first spec that does not compile."""
-        paths = [p for p in job.get("paths", []) if p not in sys.path]
-        sys.path[:0] = paths
-        before = set(sys.modules)
-        try:
+        with _imported_from(job["module"], job.get("paths", [])):
             return {"op": "done", **tce.compile_copy(job)}
-        finally:
-            _forget(job["module"], before, paths)
 
     def pytest(self, job: dict[str, Any]) -> dict[str, Any]:
         """The job's pytest arguments run here (`--nan-in-process`): the suite's other tests without a new
         interpreter, torch and Triton imports, an xdist worker and a probe child, interpreted launches replayed from
         the launch memo; its results.json says the rest."""
-        before = set(sys.modules)
-        try:
-            with self._memo(replay=True):
-                code = pytest.main(list(job["argv"]))
-        finally:
-            _forget(job["module"], before, [])
+        with _imported_from(job["module"], []), self._memo(replay=True):
+            code = pytest.main(list(job["argv"]))
         fault = self.device_fault()
         return {"op": "done", "status": "ran", "code": int(code), **({"device_fault": fault} if fault else {})}
 
@@ -218,16 +197,24 @@ def _shared_build(fc: Any, folder: str | None) -> Any:
     return built
 
 
-def _forget(module: str, before: set[str], paths: list[str]) -> None:
-    """The job's copy leaves sys.modules and its folders sys.path: the next job imports its own afresh."""
-    top = module.split(".")[0]
-    for name in set(sys.modules) - before:
-        if name == top or name.startswith(top + "."):
-            del sys.modules[name]
-    for p in paths:
-        if p in sys.path:
-            sys.path.remove(p)
-    gc.collect()
+@contextlib.contextmanager
+def _imported_from(module: str, paths: list[str]) -> Iterator[None]:
+    """The job's folders on sys.path meanwhile; then its copy leaves sys.modules and its folders sys.path: the next
+    job imports its own afresh."""
+    added = [p for p in paths if p not in sys.path]
+    sys.path[:0] = added
+    before = set(sys.modules)
+    try:
+        yield
+    finally:
+        top = module.split(".")[0]
+        for name in set(sys.modules) - before:
+            if name == top or name.startswith(top + "."):
+                del sys.modules[name]
+        for p in added:
+            if p in sys.path:
+                sys.path.remove(p)
+        gc.collect()
 
 
 def main(argv: list[str] | None = None) -> int:

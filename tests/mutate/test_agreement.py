@@ -16,7 +16,7 @@ import pytest
 
 from mutate import classify
 from mutate.agreement import agrees
-from mutate.suite import ROOT
+from mutate.run import ROOT
 from tests.support.limits import hang_limit
 
 # the kill: the count starts at 1. (Not an early return before the store: its killer in a warm worker may be a

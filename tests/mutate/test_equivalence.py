@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from harness.source_file import find_source
 from mutate import generate
-from mutate.source import find_source
-from mutate.suite import ROOT
+from mutate.run import ROOT
 from tests.support.limits import hang_limit
 
 KERNEL = "tests.designs.vllm_ascend"
@@ -24,7 +24,7 @@ def _mutant(tmp_path: Path, function: str, operator: str, change: str, source: s
     text = source if source is not None else find_source(KERNEL).read_text()
     gen = generate.generate(text, "tests/designs/vllm_ascend.py", KERNEL)
     m = next(m for m in gen.mutants if (m.function, m.operator, m.change) == (function, operator, change))
-    generate.write(m, tmp_path)
+    (tmp_path / f"{m.module_name}.py").write_text(m.source, encoding="utf-8")
     return tmp_path / f"{m.module_name}.py", m
 
 

@@ -7,8 +7,7 @@ import time
 from pathlib import Path
 
 from mutate import classify
-from mutate.run import Runner, Settings, Target, run_env
-from mutate.suite import FOLDER, Stage, full_suite, pytest_argv
+from mutate.run import FOLDER, Runner, Settings, Stage, Target, full_suite, pytest_argv, run_env
 
 STAGES = (Stage("fast", ("tests/precision",), ("-m", "nan_matrix")), Stage("rest", ("tests/precision",)))
 
@@ -41,7 +40,7 @@ class FakePytest:
 
 
 def _settings(tmp_path: Path, **kw) -> Settings:  # type: ignore[no-untyped-def]
-    return Settings("cpu", tmp_path, **kw)
+    return Settings("cpu", **kw)
 
 
 def test_a_mutant_killed_in_the_fast_stage_never_runs_the_rest(tmp_path: Path) -> None:
@@ -73,7 +72,7 @@ def test_a_run_stopped_at_the_per_mutant_limit_is_a_timeout_and_at_the_budget_no
 
 def test_each_slot_pins_one_card_through_the_backends_variable(tmp_path: Path) -> None:
     fake = FakePytest(kill_in=("fast",), sleep_s=0.3)
-    settings = Settings("cuda", tmp_path, jobs=2, cards=2, visibility_var="CUDA_VISIBLE_DEVICES")
+    settings = Settings("cuda", jobs=2, cards=2, visibility_var="CUDA_VISIBLE_DEVICES")
     outs = Runner(settings, STAGES, time.monotonic() + 60, fake).run_many(
         [(Target(f"m{i}"), tmp_path / f"m{i}") for i in range(4)])
     assert {o.card for o in outs} == {0, 1}

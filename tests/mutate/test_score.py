@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from harness.source_file import find_source
 from mutate import cli, generate
-from mutate.source import find_source
-from mutate.suite import ROOT
+from mutate.run import ROOT
 from tests.support.limits import hang_limit
 
 KERNEL = "tests.designs.vllm_ascend"
