@@ -1,10 +1,10 @@
 """Name likely bug classes from the pattern of failures, with their evidence; "no known pattern" over a guess.
 
-Each rule (reports.diagnosis_counts, _blocks, _traversal, _predicate, _effects) reads the records' data only, never
-their display text, and returns a Diagnosis or nothing. A rule fires on a signature that the bug class leaves and
-others do not: a per-block OR keeps counts between 1 and the number of blocks, a mishandled last block only hurts
-vocab sizes off the block (whose size the shapes name), a predicate misses or counts whole IEEE classes, and so on;
-where a signature needs a control (cases that pass with one thing changed), the rule asks for one and says which.
+Each rule (reports.diagnosis_rules.RULES) reads the records' data only, never their display text, and returns a
+Diagnosis or nothing. A rule fires on a signature that the bug class leaves and others do not: a per-block OR keeps
+counts between 1 and the number of blocks, a mishandled last block only hurts vocab sizes off the block (whose size
+the shapes name), a predicate misses or counts whole IEEE classes, and so on; where a signature needs a control
+(cases that pass with one thing changed), the rule asks for one and says which.
 Categories are the planted bugs' classes (tests/planted): predicate, traversal, offsets, accumulation, output, side
 effects, contract; plus launch, device (faults, crashes, timeouts no other rule explains), interpreter and unknown.
 
@@ -22,28 +22,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from reports.diagnosis_base import KERNEL_BODY, NO_PATTERN, Diagnosis, Failure, Rule, failing, ids, passing_checks
-from reports.diagnosis_blocks import tail
-from reports.diagnosis_counts import (big_offsets, every_kth_row, garbage, narrow_accumulator, off_by_constant,
-                                      per_block_or, row_limit, saturated, storage_offset)
-from reports.diagnosis_effects import (by_verdict, copies, empty_inputs, graph_replay, input_modified, interpreter,
-                                       output, rank_accepted, refused, stale_outputs, stream_order)
-from reports.diagnosis_predicate import predicate
-from reports.diagnosis_traversal import (block_sums, column_stride, half_the_elements, padding, square,
-                                         unread_lanes)
-from verdict.record import CRASH, DEVICE_FAULT, TIMEOUT, TestRecord
+from reports.diagnosis_base import KERNEL_BODY, NO_PATTERN, Diagnosis, Failure, failing, ids, passing_checks
+from reports.diagnosis_rules import RULES, interpreter
+from verdict.record import TestRecord
 
 # what a kernel-body pattern seen on the wrapper path alone can be the symptom of: the wrapper's own state or launch
 WRAPPER_CAUSES = frozenset({"output", "launch"})
-
-# Rule order breaks ties in weight: the more specific signature first.
-RULES: tuple[Rule, ...] = (
-    row_limit, big_offsets, storage_offset, per_block_or, predicate, narrow_accumulator, half_the_elements, tail,
-    block_sums, unread_lanes, padding, square, column_stride, every_kth_row, saturated, off_by_constant, garbage,
-    stream_order, graph_replay, stale_outputs, empty_inputs, output, input_modified, copies, rank_accepted,
-    refused, by_verdict(DEVICE_FAULT, "device fault"), by_verdict(CRASH, "process crash"),
-    by_verdict(TIMEOUT, "timeout (a hung kernel)"),
-)
 
 
 def explains(a: Diagnosis, b: Diagnosis) -> bool:
@@ -98,10 +82,6 @@ def _drop_explained(ranked: Sequence[Diagnosis]) -> list[Diagnosis]:
     return kept
 
 
-def _shape(shape: Sequence[int]) -> str:
-    return "x".join(map(str, shape)) or "scalar"
-
-
 def _only(name: str, seen: set[str], others_pass: bool) -> str:
     return f"{name} {next(iter(seen))} only" + (" (the others count the same cases right)" if others_pass else "")
 
@@ -112,7 +92,7 @@ def scoped(d: Diagnosis, records: Sequence[TestRecord], partial: bool) -> Diagno
     by_id = {r.id: r for r in records}
     checks = [by_id[t].checks[i] for t, i in d.explains if t in by_id and i >= 0]
     support = len(d.explains)
-    shapes = {_shape(c.params.shape) for c in checks if c.params.shape}
+    shapes = {"x".join(map(str, c.params.shape)) for c in checks if c.params.shape}
     dtypes = {c.params.dtype for c in checks if c.params.dtype}
     paths = {c.path for c in checks if c.path}
     failing_cases = {c.params.case_id for c in checks}

@@ -1,8 +1,8 @@
-"""What every diagnosis rule shares: the item a rule returns, and the readers of the records' data it keys on.
+"""What every diagnosis rule shares: the item a rule returns, the readers of the records' data it keys on, and the rule
+that is one row of a table (Pattern).
 
-Rules (reports.diagnosis_counts, _blocks, _predicate, _effects) read the records' data only (families, shapes, input
-layouts, wrong rows, row classes, verdicts, problem kinds), never their display text, and return a Diagnosis or
-nothing; reports.diagnosis ranks them.
+Rules (reports.diagnosis_rules) read the records' data only (families, shapes, input layouts, wrong rows, row classes,
+verdicts, problem kinds), never their display text, and return a Diagnosis or nothing; reports.diagnosis ranks them.
 """
 from __future__ import annotations
 
@@ -123,3 +123,26 @@ def found(category: str, name: str, evidence: str, hits: Sequence[Hit], bonus: i
     names = ids(hits)
     return Diagnosis(category, name, evidence, names, len(names) + bonus, frozenset().union(*map(failures, hits)),
                      control=control, blocks=blocks)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A rule that is one selection of failing tests or checks, an optional passing control and a text: a row of
+    reports.diagnosis_rules.RULES rather than a function of its own."""
+
+    category: str
+    name: str
+    hits: Callable[[Sequence[TestRecord]], Sequence[Any]]  # the Hits its signature fits
+    evidence: Callable[[Sequence[Any], Sequence[Check]], str]  # (hits, controls) -> the text
+    control: Callable[[Check], bool] | None = None  # passing checks that isolate the cause; none pass: no item
+    control_text: str = ""  # {n}: how many controls pass, {first}: the first one's case id
+    bonus: int = 0
+
+    def __call__(self, records: Sequence[TestRecord]) -> Diagnosis | None:
+        hits = self.hits(records)
+        controls = [c for c in passing_checks(records) if self.control(c)] if self.control else []
+        if not hits or (self.control is not None and not controls):
+            return None
+        control = self.control_text.format(n=len(controls), first=controls[0].params.case_id) if controls else ""
+        return found(self.category, self.name, self.evidence(hits, controls), hits, self.bonus, control=control)
+

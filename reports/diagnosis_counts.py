@@ -1,5 +1,5 @@
-"""Rules on counts and rows: where a launch stops, rows spaced by a step, counters that saturate or round, counts off
-by a constant or impossible, and 32-bit or ignored offsets."""
+"""Rules on counts and rows: where a launch stops, rows spaced by a step, counts off by a constant, elements of each
+row never read, counters that saturate or round, and 32-bit or ignored offsets."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -154,16 +154,40 @@ def off_by_constant(records: Sequence[TestRecord]) -> Diagnosis | None:
                  [(r, c) for r, c, _ in offs])
 
 
-def garbage(records: Sequence[TestRecord]) -> Diagnosis | None:
-    """Counts no traversal can give (negative, or more than the row holds) that are not the harness's poison:
-    uninitialised memory or another buffer read back as the result."""
-    hits = [(r, c) for r, c in wrong_checks(records) if vocab(c) and any(
-        (w.got < 0 or w.got > vocab(c)) and w.got != POISON and not 0 <= w.got - POISON <= vocab(c)
-        and w.expected <= EXACT_IN_HALF for w in c.wrong_rows)]  # past 2048, an accumulator's overflow
+# -- traversal: elements of a row never read
+def unread_lanes(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """A row of nothing but NaNs counts fewer than its length (more than a per-block OR would): lanes never read."""
+    hits = [(r, c, w) for r, c in wrong_checks(records) if vocab(c) and r.family != "magnitudes"
+            for w in c.wrong_rows
+            if w.expected == vocab(c) and anchor_blocks(vocab(c)) < w.got < w.expected]
     if not hits:
         return None
-    return found("output", "garbage counts (negative or more than the row holds): an output never written, or "
-                 "another buffer returned", f"{len(hits)} check(s), e.g. {example(hits[0][1])}", hits)
+    r, c, w = hits[0]
+    return found("traversal", "elements of each row never read (loop step, tile width or mask)",
+                 f"all-NaN rows count fewer than their length, e.g. {c.params.case_id} ({c.path}) row {w.row}: "
+                 f"{w.got} of {w.expected}", [(r, c) for r, c, _ in hits])
+
+
+def _all_nan_rows(records: Sequence[TestRecord]) -> list[tuple[TestRecord, Check, WrongRow]]:
+    """Wrong rows that hold nothing but NaNs (they expect their whole length), of at least 4 elements."""
+    return [(r, c, w) for r, c in wrong_checks(records) if vocab(c) >= 4 and r.family != "magnitudes"
+            for w in c.wrong_rows if w.expected == vocab(c)]
+
+
+def half_the_elements(records: Sequence[TestRecord]) -> Diagnosis | None:
+    """Every wrong all-NaN row counts exactly half its length: half of each row's elements are never tested (one
+    half of every two-element load, every other element, or half the row); it explains every undercounting check."""
+    full = _all_nan_rows(records)
+    if not full or any(w.got not in (vocab(c) // 2, (vocab(c) + 1) // 2) for _, c, w in full):
+        return None
+    hits = [(r, c) for r, c in wrong_checks(records) if all(0 <= w.got < w.expected for w in c.wrong_rows)]
+    r, c, w = full[0]
+    return found("traversal", "half of each row's elements never tested (every other element, one half of each "
+                 "two-element load, or half the row)",
+                 f"every wrong all-NaN row counts exactly half its length ({len(full)} rows), e.g. "
+                 f"{c.params.case_id} ({c.path}) row {w.row}: {w.got} of {w.expected}; other wrong rows undercount",
+                 hits)
+
 
 
 # -- accumulation ------------------------------------------------------------------------------------------
@@ -201,18 +225,11 @@ def _rounded_or_overflowed(c: Check, w: WrongRow) -> bool:
     return w.expected > EXACT_IN_HALF and not poisoned and (rounded or w.got < 0)
 
 
-def narrow_accumulator(records: Sequence[TestRecord]) -> Diagnosis | None:
-    """Only rows with many NaNs are wrong, while rows with few are right: the count lost past its type's range
-    (magnitude rows: every wrong row past 2048; elsewhere: rounded to a float's spacing or overflowed)."""
-    hits = [(r, c) for r, c in wrong_checks(records)
-            if (r.family == "magnitudes" and all(w.expected > EXACT_IN_HALF for w in c.wrong_rows))
-            or all(_rounded_or_overflowed(c, w) for w in c.wrong_rows)]
-    if not hits:
-        return None
-    smallest = min(w.expected for _, c in hits for w in c.wrong_rows)
-    return found("accumulation", "narrow or float accumulator (counts past its range are lost)",
-                 f"only rows with many NaNs are wrong (smallest wrong count {smallest}), e.g. "
-                 f"{example(hits[0][1])}", hits, bonus=1)
+def narrow(r: TestRecord, c: Check) -> bool:
+    """Only rows with many NaNs are wrong: the count lost past its type's range (magnitude rows: every wrong row past
+    2048; elsewhere: rounded to a float's spacing or overflowed)."""
+    return ((r.family == "magnitudes" and all(w.expected > EXACT_IN_HALF for w in c.wrong_rows))
+            or all(_rounded_or_overflowed(c, w) for w in c.wrong_rows))
 
 
 # -- offsets -----------------------------------------------------------------------------------------------

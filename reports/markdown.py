@@ -12,9 +12,8 @@ import re
 from pathlib import Path
 
 from reports import flaky, not_run
-from reports.diagnosis_text import facts
 from reports.results import Results, write_text_atomic
-from reports.text import environment_headline, run_verdict, verdict_tally, why
+from reports.text import environment_headline, facts, run_verdict, verdict_tally, why
 from verdict.record import NOT_RUN
 
 MAX_LINES = 60

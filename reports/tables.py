@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from reports.diagnosis_base import INTERPRETER, Diagnosis
-from reports.diagnosis_text import facts
 from reports.markup import esc
+from reports.text import facts
 from verdict.record import Check, TestRecord
 
 SHOWN_CASES = 5  # a diagnosis item's cases spelled out; results.json has them all
@@ -91,7 +91,7 @@ def _interpreter_note(found: Sequence[Diagnosis]) -> str:
 
 
 def _item(d: Diagnosis) -> str:
-    """One item: name, category, scope, evidence and cases, then every other fact it holds (diagnosis_text)."""
+    """One item: name, category, scope, evidence and cases, then every other fact it holds."""
     more = f" (+{len(d.cases) - SHOWN_CASES} more)" if len(d.cases) > SHOWN_CASES else ""
     return (f"<li><b>{esc(d.name)}</b> [{esc(d.category)}]{' <i>(' + esc(d.scope) + ')</i>' if d.scope else ''}: "
             f"{esc(d.evidence)}{' — ' + esc(', '.join(d.cases[:SHOWN_CASES])) if d.cases else ''}{more}"

@@ -1,8 +1,10 @@
-"""Failure text for one-line listings; torch-free, so the gate tools (compare, the nightly) read JSON without torch."""
+"""Text every page shares (verdict, tally, why a test failed, a diagnosis item's facts); torch-free, so the gate tools
+(compare, the nightly) read JSON without torch."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from verdict.record import ENVIRONMENT, TestRecord
 
@@ -46,3 +48,21 @@ def why(record: TestRecord) -> str:
         return findings[0].describe() + (f" (+{more} more)" if more > 0 else "")
     refusal = next((c.refusal for c in record.checks if c.refusal and not c.ok), "")
     return f"refused: {refusal}" if refusal else short_message(record.message)
+
+
+def facts(item: Mapping[str, Any]) -> list[str]:
+    """Every fact of an item (its results.json form) beyond its category, name, scope, evidence and cases, where the
+    fault lies first: the HTML page (reports.tables) and the Markdown summary show the same facts."""
+    blocks = item.get("blocks") or {}
+    absorbed = item.get("absorbed") or ()
+    parts = [
+        f"where: {item['demoted']}" if item.get("demoted") else "",
+        "block " + ", ".join(f"{size} ({path} path)" for path, size in blocks.items()) if blocks else "",
+        f"control: {item['control']}" if item.get("control") else "",
+        "also explains every failure of: " + "; ".join(map(str, absorbed)) if absorbed else "",
+        "thin evidence (one shape or at most two checks): ranked after items seen across shapes" if item.get("thin")
+        else "",
+        "partial: read from the tests that ran (the run stopped early)" if item.get("partial") else "",
+        f"weight {int(item.get('weight') or 0)} (failing tests explained, with the rule's bonus)",
+    ]
+    return [p for p in parts if p]
