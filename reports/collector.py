@@ -64,7 +64,7 @@ class _Builder:
     crashed: bool = False
     timed_out: bool = False
     not_run: NotRun | None = None  # why it skipped, where the harness recorded it (verdict.not_run)
-    crash_storm: CrashStorm | None = None  # the crash storm it was skipped for (harness.crash_storm)
+    crash_storm: CrashStorm | None = None  # the crash storm it was skipped for (harness.isolation)
 
     def add_report(self, when: str, outcome: str, duration: float, properties: list[tuple[str, object]],
                    longrepr: str, wasxfail: bool) -> None:
@@ -107,7 +107,7 @@ class _Builder:
             return WAIVED  # a waived case that killed its worker is still the known failure the waiver names
         if self.outcome in ("skipped", "pending"):
             return NOT_RUN
-        if self.outcome in ("passed", "xpassed") and not self.failed_checks():
+        if self.outcome in ("passed", "xpassed") and all(c.ok for c in self.checks):
             return PASS
         found = worst(c.verdict for c in self.checks)
         if any(not s.get("match", True) for s in self.call_sites):
@@ -120,9 +120,6 @@ class _Builder:
         if self.crashed:
             return CRASH
         return found if found != PASS else ERROR
-
-    def failed_checks(self) -> list[Check]:
-        return [c for c in self.checks if not c.ok]
 
     def build(self) -> TestRecord:
         params = self.params or (self.checks[0].params if self.checks else None)
@@ -165,7 +162,8 @@ class ResultCollector:
                     self.capturable = dict(json.loads(str(value)))
                 except (ValueError, TypeError):
                     pass
-        if report.when == "???" and self._timeout and nodeid_elapsed(self._started, report.nodeid) >= self._timeout:
+        elapsed = time.monotonic() - self._started.get(report.nodeid, time.monotonic())
+        if report.when == "???" and self._timeout and elapsed >= self._timeout:
             self._item(report.nodeid).timed_out = True  # pytest-timeout killed the worker past the limit
         self._item(report.nodeid).add_report(
             when=report.when or "",
@@ -194,10 +192,6 @@ class ResultCollector:
         records = [self._items[k].build() for k in sorted(self._items)]
         return [r.with_(flaky=self.flaky[r.nodeid][0], reruns=self.flaky[r.nodeid][1]) if r.nodeid in self.flaky
                 else r for r in records]
-
-
-def nodeid_elapsed(started: dict[str, float], nodeid: str) -> float:
-    return time.monotonic() - started[nodeid] if nodeid in started else 0.0
 
 
 def record_of_report(report: pytest.TestReport) -> TestRecord:

@@ -3,7 +3,9 @@
 Whatever ends the run early (a usage error, Ctrl-C, a kill, a crash of the process), the paths it was asked to
 write never keep an earlier run's results.json, HTML or JUnit: a gate reading them sees a run that did not finish
 (results.json `finished: false`, a JUnit error, an HTML page that says so), never yesterday's green. An ending the
-process sees before its tests ran (a usage error, an interrupt) rewrites them with how and why (`ended_early`).
+process sees before its tests ran (a usage error, an interrupt) rewrites them with how and why (`ended_early`); so
+does a run its machine stopped (harness.environment_failures: `environment_ending`), so no reader takes it for the
+kernel's failure, a pass or an earlier run's result.
 """
 from __future__ import annotations
 
@@ -17,17 +19,38 @@ import pytest
 
 from reports import markdown, results
 from reports.markup import esc
+from reports.text import environment_headline
+from verdict.record import ENVIRONMENT
 
 HTML = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>NaN-count precision: {title}</title></head>
-<body><h1>NaN-count precision: {title}</h1><p>This run started at {started} and has not written its report:
-{how}. See its terminal output.</p></body></html>
+<body><h1>NaN-count precision: {title}</h1>{body}</body></html>
 """
+NOT_WRITTEN = """<p>This run started at {started} and has not written its report:
+{how}. See its terminal output.</p>"""
+STOPPED = """<p>The run started at {started} was stopped by its environment before
+any test ran: pattern <code>{name}</code> ({kind}, {where}) matched</p><pre>{message}</pre><p>Nothing was judged: this
+is not the kernel's failure, and a gate must not read it as a pass.</p>"""
 RUNNING = "it is still running, or it ended before the end of the session (usage error, interrupt, killed)"
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="nan-harness" errors="1" failures="0" skipped="0" tests="1">
-<testcase classname="nan-harness" name="run_not_finished"><error message={message}/></testcase>
+<testcase classname="nan-harness" name="{name}"><error message={message}/></testcase>
 </testsuite></testsuites>
 """
+
+
+def _junit(message: str, name: str = "run_not_finished") -> str:
+    return JUNIT.format(name=name, message=quoteattr(message))
+
+
+def _page(title: str, started: str, how: str) -> str:
+    return HTML.format(title=title, body=NOT_WRITTEN.format(started=esc(started), how=how))
+
+
+def _write_each(paths: Mapping[str, Path | None], texts: Mapping[str, str]) -> None:
+    """Every report path given (not a folder) gets its text."""
+    for kind, path in paths.items():
+        if path is not None and not path.is_dir():
+            results.write_text_atomic(path, texts[kind])
 
 
 def not_finished_doc(started: str, run_id: str | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -42,9 +65,10 @@ def write(paths: dict[str, Path | None], started: str, run_id: str | None,
     be written, as 'path: why' (a folder, an unwritable place), for the caller to refuse the run with."""
     texts = {
         "json": lambda: results.dumps(not_finished_doc(started, run_id, extra)),
-        "html": lambda: html_page(started),
-        "junit": lambda: JUNIT.format(message=quoteattr(f"the run started at {started} has not finished")),
-        "markdown": lambda: markdown_page(started),
+        "html": lambda: _page("run not finished", started, RUNNING),
+        "junit": lambda: _junit(f"the run started at {started} has not finished"),
+        "markdown": lambda: ("### nan-harness: run not finished\n\n"
+                             f"The run started at {started} has not written its summary: {RUNNING}.\n"),
     }
     problems = []
     for kind, path in paths.items():
@@ -58,17 +82,6 @@ def write(paths: dict[str, Path | None], started: str, run_id: str | None,
         except OSError as exc:
             problems.append(f"{path}: cannot be written: {exc.strerror or exc}")
     return problems
-
-
-def html_page(started: str) -> str:
-    """The placeholder page: not finished yet."""
-    return HTML.format(title="run not finished", started=esc(started), how=RUNNING)
-
-
-def markdown_page(started: str) -> str:
-    """The Markdown summary's placeholder: not finished yet."""
-    return ("### nan-harness: run not finished\n\n"
-            f"The run started at {started} has not written its summary: {RUNNING}.\n")
 
 
 def ended_early(paths: dict[str, Path | None], started: str, run_id: str | None, error: BaseException | None,
@@ -89,13 +102,30 @@ def ended_early(paths: dict[str, Path | None], started: str, run_id: str | None,
     said = f"it ended ({how}) before any test ran" + (f": {usage}" if usage else "")
     texts = {
         "json": results.dumps(doc),
-        "html": HTML.format(title=esc(f"INCOMPLETE ({how})"), started=esc(started), how=esc(said)),
-        "junit": JUNIT.format(message=quoteattr(f"the run started at {started} {said[3:]}")),
+        "html": _page(esc(f"INCOMPLETE ({how})"), started, esc(said)),
+        "junit": _junit(f"the run started at {started} {said[3:]}"),
         "markdown": markdown.run_summary(results.Results.from_doc(doc)),
     }
-    for kind, path in paths.items():
-        if path is not None and not path.is_dir():
-            results.write_text_atomic(path, texts[kind])
+    _write_each(paths, texts)
+    return texts["markdown"]
+
+
+def environment_ending(paths: dict[str, Path | None], failure: dict[str, Any], exitstatus: int, *, started: str,
+                       run_id: str | None, kernel: str | None = None, backend: str | None = None) -> str:
+    """A run its machine stopped before its tests ran (harness.environment_failures): results.json says `ended:
+    "environment"` with the matched pattern and message, not finished and no cases, and every other report says
+    the same. Returns the Markdown summary (for the CI page)."""
+    doc = results.document([], {}, exitstatus, collected=0, finished=False, ended=ENVIRONMENT,
+                           extra={"run_id": run_id, "started": started, "kernel": kernel, "backend": backend,
+                                  "environment_failure": failure})
+    headline = environment_headline(failure)
+    body = STOPPED.format(started=esc(started), name=esc(str(failure.get("name"))),
+                          kind=esc(str(failure.get("kind", ""))), where=esc(str(failure.get("where", ""))),
+                          message=esc(str(failure.get("message", ""))))
+    texts = {"json": results.dumps(doc), "html": HTML.format(title=esc(headline), body=body),
+             "junit": _junit(headline, "environment_failure"), "markdown": markdown.run_summary(
+                 results.Results.from_doc(doc))}
+    _write_each(paths, texts)
     return texts["markdown"]
 
 

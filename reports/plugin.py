@@ -14,15 +14,17 @@ import signal
 import sys
 import uuid
 from collections.abc import Callable
-from typing import Any
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-from reports import environment_ending, flaky, markdown, not_run, placeholders, results, run_state
+from reports import flaky, markdown, not_run, placeholders, results, run_state
 from reports.collector import ResultCollector
+from reports.diagnosis import diagnose
+from reports.diagnosis_base import Diagnosis
 from reports.run_state import RunEnd
-from reports.text import run_verdict, verdict_tally
+from reports.text import environment_headline, run_verdict, verdict_tally
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
 from harness import processes
@@ -56,12 +58,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def is_controller(config: pytest.Config) -> bool:
     """True in a serial run and in xdist's controller; False in xdist workers."""
     return not is_worker(config)
-
-
-def json_path(config: pytest.Config) -> Path | None:
-    """Where results.json goes, relative to the invocation directory; None when turned off."""
-    value = config.getoption("--nan-json", None)
-    return Path(config.invocation_params.dir, value) if value else None
 
 
 def shard_of(config: pytest.Config) -> dict | None:
@@ -142,7 +138,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not is_controller(config):
         return
     timeout = config.getoption("timeout", None) if config.pluginmanager.hasplugin("timeout") else None
-    collector = ResultCollector({k: w.as_dict() for k, w in waivers.items()}, float(timeout) if timeout else None)
+    collector = ResultCollector({k: asdict(w) for k, w in waivers.items()}, float(timeout) if timeout else None)
     state.collector = collector
     config.pluginmanager.register(collector, "nan-results")
 
@@ -181,18 +177,21 @@ def run_end(session: pytest.Session) -> RunEnd:
     return state.end
 
 
-def run_diagnosis(session: pytest.Session) -> list[Any]:
+def run_diagnosis(session: pytest.Session) -> list[Diagnosis]:
     """The run's one diagnosis, computed once its ending is known: results.json, the HTML page, the Markdown and the
     terminal all show this value (partial when the run stopped early)."""
     state = _controller_state(session.config)
     if state.diagnosis is None:
-        from reports.diagnosis import diagnose
-
-        end = run_end(session)
-        info = session.config.stash.get(RUN_INFO_KEY, None)
-        environment = {**(info.environment if info else {}), **capturable_entry(state.collector.capturable)}
-        state.diagnosis = diagnose(state.collector.results(), environment=environment, partial=not end.finished)
+        state.diagnosis = diagnose(state.collector.results(), environment=_environment(session.config, state),
+                                   partial=not run_end(session).finished)
     return state.diagnosis
+
+
+def _environment(config: pytest.Config, state: run_state.RunState) -> dict[str, str]:
+    """The run's environment (harness.run.RunInfo) and whether the kernel was capturable in a device graph."""
+    info = config.stash.get(RUN_INFO_KEY, None)
+    assert state.collector is not None
+    return {**(info.environment if info else {}), **capturable_entry(state.collector.capturable)}
 
 
 def _controller_state(config: pytest.Config) -> run_state.RunState:
@@ -210,27 +209,21 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     end = run_end(session)
     session.exitstatus = end.exitstatus
-    run_diagnosis(session)
+    found = run_diagnosis(session)
     paths = _report_paths(config, config.option)
     path = paths["json"]
     if path is None and paths["markdown"] is None and not os.environ.get(markdown.STEP_SUMMARY_VAR):
         return
-    collector = state.collector
-    records = collector.results()
-    finished, how, status, ran = end.finished, end.how, end.exitstatus, end.ran
+    collector, records = state.collector, state.collector.results()
     info = config.stash.get(RUN_INFO_KEY, None)
-    environment = {**(info.environment if info else {}), **capturable_entry(collector.capturable)}
-    extra = {"capturable": collector.capturable,
-             "diagnosis": [d.to_dict() for d in run_diagnosis(session)],
+    shard = shard_of(config)
+    extra = {"capturable": collector.capturable, "diagnosis": [d.to_dict() for d in found],
              "kernel": info.kernel_module if info else None, "backend": info.backend if info else None,
              "coverage_gaps": list(info.coverage_gaps) if info else [],
              "not_run": [g.to_dict() for g in not_run.of_run(info, records)],
-             "started": state.started, "ran": ran, "run_id": state.run_id}
-    shard = shard_of(config)
-    if shard:
-        extra["shard"] = shard
-    doc = results.document(records, environment, int(status),
-                           collected=collector.collected, finished=finished, ended=how, extra=extra)
+             "started": state.started, "ran": end.ran, "run_id": state.run_id, **({"shard": shard} if shard else {})}
+    doc = results.document(records, _environment(config, state), end.exitstatus, collected=collector.collected,
+                           finished=end.finished, ended=end.how, extra=extra)
     summary = markdown.run_summary(results.Results.from_doc(doc), html=_shown_path(config, paths["html"]))
     for target, text in ((path, results.dumps(doc)), (paths["markdown"], summary)):
         if target is not None:
@@ -317,16 +310,13 @@ def _write_early_ending(config: pytest.Config, namespace: object, configured: bo
 
 def _write_environment_ending(config: pytest.Config, state: run_state.RunState) -> None:
     """The machine stopped the run before its session (harness.environment_failures): every report says so."""
-    failure = config.stash[FAILURE_KEY]
-    doc = environment_ending.document(failure.to_dict(), ENVIRONMENT_EXIT, started=state.started,
-                                      run_id=state.run_id, backend=failure.backend,
-                                      kernel=config.getoption("--kernel", None))
-    summary = environment_ending.write(_report_paths(config, config.option), doc)
-    markdown.append_step_summary(summary)
+    failure = config.stash[FAILURE_KEY].to_dict()
+    markdown.append_step_summary(placeholders.environment_ending(
+        _report_paths(config, config.option), failure, ENVIRONMENT_EXIT, started=state.started, run_id=state.run_id,
+        backend=failure.get("backend"), kernel=config.getoption("--kernel", None)))
     terminalreporter = config.pluginmanager.get_plugin("terminalreporter")
     if terminalreporter is not None:
-        terminalreporter.write_sep("=", f"nan-harness: {environment_ending.headline(failure.to_dict())}"[:400],
-                                   yellow=True, bold=True)
+        terminalreporter.write_sep("=", f"nan-harness: {environment_headline(failure)}"[:400], yellow=True, bold=True)
         terminalreporter.write_line(f"not the kernel's failure: nothing was judged (exit {ENVIRONMENT_EXIT})")
 
 

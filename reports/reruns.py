@@ -84,7 +84,8 @@ class Reruns:
                 for r in collector.results():
                     if r.failed and "::" in r.nodeid and r.nodeid not in collector.flaky:
                         collector.flaky[r.nodeid] = (f"{flaky.NOT_RERUN}: {why}", ())
-                self.labelled = [r for r in collector.results() if r.flaky]
+            self.labelled = [r for r in collector.results() if r.flaky]
+            if self.labelled:
                 self._junit(collector)
         return (yield)
 
@@ -113,8 +114,6 @@ class Reruns:
             collector.flaky[nodeid] = (label, ())
         for nodeid, (label, runs) in found.items():
             collector.flaky[nodeid] = (label, runs)
-        self.labelled = [r for r in collector.results() if r.flaky]
-        self._junit(collector)
 
     def rerun(self, nodeids: tuple[str, ...], count: int) -> dict[str, tuple[str, tuple[dict[str, Any], ...]]]:
         """Up to `count` rounds of the node ids in fresh child runs, within the budget; each id's label and reruns."""
@@ -134,10 +133,10 @@ class Reruns:
                 runs: dict[str, list[dict[str, Any]]], missing: dict[str, str]) -> None:
         """The rounds, each a fresh child run of the node ids: their reruns into `runs`, why not into `missing`."""
         budget = self.config.getoption("--nan-rerun-budget-s")
+        spent = f"the rerun time budget ({budget} s, --nan-rerun-budget-s) was spent"
         for number in range(1, count + 1):
             if deadline - time.monotonic() < 1:
-                for n in nodeids:
-                    missing[n] = f"the rerun time budget ({budget} s, --nan-rerun-budget-s) was spent"
+                missing.update(dict.fromkeys(nodeids, spent))
                 break
             self._say(f"nan-harness: rerunning {len(nodeids)} failed test(s) in a fresh process "
                       f"(round {number} of {count})")
@@ -156,7 +155,7 @@ class Reruns:
                     runs[n].append({"outcome": got.outcome, "verdict": got.verdict, "seconds": round(got.duration, 3),
                                     "message": got.message.splitlines()[0][:300] if got.message else ""})
                 elif done.stopped:
-                    missing[n] = f"the rerun time budget ({budget} s, --nan-rerun-budget-s) was spent"
+                    missing[n] = spent
                 elif got is not None:
                     first = got.message.splitlines()[0][:200] if got.message else ""
                     missing[n] = f"its rerun did not run it ({got.outcome}: {first})"

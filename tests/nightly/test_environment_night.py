@@ -17,7 +17,7 @@ FAILURE = {"name": "cuda-device-busy", "kind": "device", "where": "start-up", "b
 
 
 def environment_doc() -> dict[str, Any]:
-    """What the suite writes when the machine stops it at start-up (reports.environment_ending)."""
+    """What the suite writes when the machine stops it at start-up (reports.placeholders.environment_ending)."""
     return {**results_doc({}), "exitstatus": 6, "finished": False, "ended": "environment", "collected": 0,
             "ran": 0, "cases": [], "environment_failure": FAILURE}
 
