@@ -9,12 +9,13 @@ pytest-free: results.json's validator and every report read the labels through h
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reports.data_file import read_toml
+from reports.data_file import entries, read_toml
 from verdict.record import TestRecord
 
 DETERMINISTIC = "deterministic"
@@ -65,11 +66,7 @@ def describe(record: TestRecord) -> str:
 
 def tally(records: Sequence[TestRecord]) -> str:
     """'1 flaky, 2 deterministic, 3 not rerun' over the labelled records; '' when none has a label."""
-    counts: dict[str, int] = {}
-    for r in records:
-        k = kind(r.flaky)
-        if k is not None:
-            counts[k] = counts.get(k, 0) + 1
+    counts = Counter(k for r in records if (k := kind(r.flaky)) is not None)
     return ", ".join(f"{counts[k]} {k}" for k in (FLAKY, KNOWN_FLAKY, DETERMINISTIC, NOT_RERUN) if k in counts)
 
 
@@ -100,24 +97,8 @@ def load_known(path: Path) -> tuple[KnownFlaky, ...]:
     data = read_toml(path, where, KnownFlakyError)
     if set(data) - {"flaky"} or not isinstance(data.get("flaky", []), list):
         raise KnownFlakyError(f"{where}: use [[flaky]] tables only; expected:\n{EXAMPLE}")
-    entries = []
-    for n, entry in enumerate(data.get("flaky", []), 1):
-        entry = entry if isinstance(entry, dict) else {}
-        missing = [k for k in ("id", "reason", "link") if not isinstance(entry.get(k), str) or not entry[k].strip()]
-        if missing:
-            raise KnownFlakyError(f"{where}: entry #{n} lacks {', '.join(missing)}; expected:\n{EXAMPLE}")
-        extra = set(entry) - {"id", "reason", "link"}
-        if extra:
-            raise KnownFlakyError(f"{where}: entry #{n} has unknown keys {sorted(extra)}")
-        if "::" not in entry["id"]:
-            raise KnownFlakyError(f"{where}: entry #{n} id {entry['id']!r} is not a node id pattern "
-                                  "(file::test[params])")
-        entries.append(KnownFlaky(entry["id"].strip(), entry["reason"].strip(), entry["link"].strip()))
-    return tuple(entries)
-
-
-def known_entry(nodeid: str, known: Sequence[KnownFlaky]) -> KnownFlaky | None:
-    return next((k for k in known if k.matches(nodeid)), None)
+    return tuple(KnownFlaky(*fields) for fields in entries(data.get("flaky", []), where, KnownFlakyError, "entry",
+                                                          EXAMPLE, "a node id pattern"))
 
 
 # --- which failures are rerun -------------------------------------------------------------------------------------
@@ -144,7 +125,7 @@ def plan(failed: Sequence[TestRecord], *, known: Sequence[KnownFlaky] = (), per_
     rerun: list[str] = []
     taken: dict[str, int] = {}
     for r in sorted(failed, key=lambda r: r.nodeid):
-        entry = known_entry(r.nodeid, known)
+        entry = next((k for k in known if k.matches(r.nodeid)), None)
         if entry is not None:
             labels[r.nodeid] = entry.label()
         elif stop is not None:

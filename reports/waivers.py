@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.activation import is_worker
-from reports.data_file import read_toml
+from reports.data_file import entries, read_toml
 
 EXAMPLE = '[[waiver]]\nid = "tests/precision/test_families.py::test_case[bf16-prefix-1x128-nan0.5-wrapper]"\n' \
     'reason = "why it fails"\nlink = "https://tracker/issue/123"'
@@ -25,34 +25,21 @@ class Waiver:
     reason: str
     link: str
 
-    def as_dict(self) -> dict[str, str]:
-        return {"id": self.id, "reason": self.reason, "link": self.link}
-
 
 def load_waivers(path: Path) -> dict[str, Waiver]:
     """Parse and validate a waiver file; every entry needs a non-empty id, reason and link, ids unique."""
-    data = read_toml(path, f"--nan-waivers {path}", WaiverError)
+    where = f"--nan-waivers {path}"
+    data = read_toml(path, where, WaiverError)
     unknown_keys = set(data) - {"waiver"}
     if unknown_keys:
-        raise WaiverError(f"--nan-waivers {path}: unknown top-level keys {sorted(unknown_keys)}; expected:\n{EXAMPLE}")
-    entries = data.get("waiver", [])
-    if not isinstance(entries, list):
-        raise WaiverError(f"--nan-waivers {path}: use [[waiver]] tables; expected:\n{EXAMPLE}")
+        raise WaiverError(f"{where}: unknown top-level keys {sorted(unknown_keys)}; expected:\n{EXAMPLE}")
+    if not isinstance(data.get("waiver", []), list):
+        raise WaiverError(f"{where}: use [[waiver]] tables; expected:\n{EXAMPLE}")
     waivers: dict[str, Waiver] = {}
-    for n, entry in enumerate(entries, 1):
-        fields = {k: entry.get(k) for k in ("id", "reason", "link")} if isinstance(entry, dict) else {}
-        missing = [k for k in ("id", "reason", "link") if not isinstance(fields.get(k), str) or not fields[k].strip()]
-        if missing:
-            raise WaiverError(f"--nan-waivers {path}: waiver #{n} lacks {', '.join(missing)}; expected:\n{EXAMPLE}")
-        extra = set(entry) - {"id", "reason", "link"}
-        if extra:
-            raise WaiverError(f"--nan-waivers {path}: waiver #{n} has unknown keys {sorted(extra)}")
-        waiver = Waiver(fields["id"].strip(), fields["reason"].strip(), fields["link"].strip())
-        if "::" not in waiver.id:
-            raise WaiverError(f"--nan-waivers {path}: waiver #{n} id {waiver.id!r} is not a node id "
-                              "(file::test[params])")
+    for fields in entries(data.get("waiver", []), where, WaiverError, "waiver", EXAMPLE, "a node id"):
+        waiver = Waiver(*fields)
         if waiver.id in waivers:
-            raise WaiverError(f"--nan-waivers {path}: id {waiver.id!r} is waived twice")
+            raise WaiverError(f"{where}: id {waiver.id!r} is waived twice")
         waivers[waiver.id] = waiver
     return waivers
 
