@@ -70,6 +70,24 @@ def describe_side(run: Results) -> str:
     return f"kernel {s['kernel']} on {s['backend']} ({s['device']}), kernel commit {s['kernel commit']}"
 
 
+def sections(d: Diff) -> list[tuple[str, str, list[str]]]:
+    """Each kind of change: its short name, its heading in the plain-text listing, and a line per test."""
+    def moved(old: TestRecord, new: TestRecord) -> str:
+        return f"{new.nodeid}  {old.outcome} -> {new.outcome}"
+
+    return [
+        ("regressions", "REGRESSIONS (passed -> failed)",
+         [f"{moved(old, new)}: {why(new)}".rstrip(": ") for old, new in d.regressions]),
+        ("fixes", "FIXES (failed -> passed)", [moved(old, new) for old, new in d.fixes]),
+        ("other changes", "OTHER OUTCOME CHANGES", [moved(old, new) for old, new in d.changed]),
+        ("new", "NEW CASES", [f"{c.nodeid}  ({c.outcome})" for c in d.new]),
+        ("missing", "MISSING CASES (not passed before)", [f"{c.nodeid}  (was {c.outcome})" for c in d.missing]),
+        ("coverage lost", "COVERAGE LOST (passed -> skipped or missing)",
+         [f"{old.nodeid}  passed -> {new.outcome if new else 'missing'}" + _why_not_run(new)
+          for old, new in d.coverage_lost]),
+    ]
+
+
 def render(d: Diff, baseline_path: str, current_path: str, baseline: Results, current: Results) -> str:
     """Plain-text listing: what each side was of, then one section per kind of change, each line naming the test."""
     out = [f"baseline: {baseline_path} ({len(baseline.records)} cases): {describe_side(baseline)}",
@@ -78,25 +96,9 @@ def render(d: Diff, baseline_path: str, current_path: str, baseline: Results, cu
     if differ:
         out.append(f"NOTE: the two runs differ in {', '.join(differ)}")
     out.append("")
-
-    def section(title: str, lines: list[str]) -> None:
+    for _, title, lines in sections(d):
         out.append(f"{title}: {len(lines)}")
         out.extend(f"  {line}" for line in lines)
-
-    section(
-        "REGRESSIONS (passed -> failed)",
-        [f"{new.nodeid}  {old.outcome} -> {new.outcome}: {why(new)}".rstrip(": ") for old, new in d.regressions],
-    )
-    section("FIXES (failed -> passed)", [f"{new.nodeid}  {old.outcome} -> {new.outcome}" for old, new in d.fixes])
-    section(
-        "OTHER OUTCOME CHANGES",
-        [f"{new.nodeid}  {old.outcome} -> {new.outcome}" for old, new in d.changed],
-    )
-    section("NEW CASES", [f"{c.nodeid}  ({c.outcome})" for c in d.new])
-    section("MISSING CASES (not passed before)", [f"{c.nodeid}  (was {c.outcome})" for c in d.missing])
-    section("COVERAGE LOST (passed -> skipped or missing)",
-            [f"{old.nodeid}  passed -> {new.outcome if new else 'missing'}" + _why_not_run(new)
-             for old, new in d.coverage_lost])
     out.append(f"unchanged: {d.unchanged}")
     return "\n".join(out)
 
@@ -122,10 +124,8 @@ def render_markdown(d: Diff, baseline_path: str, current_path: str, baseline: Re
     differ = differences(baseline, current)
     if differ:
         head += ["", f"**The two runs differ in {text(', '.join(differ))}.**"]
-    counts = (("regressions", len(d.regressions)), ("fixes", len(d.fixes)), ("other changes", len(d.changed)),
-              ("new", len(d.new)), ("missing", len(d.missing)), ("coverage lost", len(d.coverage_lost)),
-              ("unchanged", d.unchanged))
-    body = ["", " · ".join(f"{name} {n}" for name, n in counts)]
+    counts = [f"{name} {len(lines)}" for name, _, lines in sections(d)] + [f"unchanged {d.unchanged}"]
+    body = ["", " · ".join(counts)]
     if d.regressions:
         body += ["", "| regressed test | was | now | first wrong row or cause |", "|---|---|---|---|"]
         body += [f"| {code(new.id, in_table=True)} | {text(old.outcome)} | {text(new.outcome)} | {text(why(new))} |"

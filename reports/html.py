@@ -103,10 +103,7 @@ def bench_link(config: pytest.Config) -> str:
     html_path = getattr(config.option, "htmlpath", None)
     if not html_path:
         return ""
-    bench_json = Path(config.invocation_params.dir, html_path).parent / "bench.json"
-    if not bench_json.is_file():
-        return ""
-    return html_link_fragment(bench_json) or ""
+    return html_link_fragment(Path(config.invocation_params.dir, html_path).parent / "bench.json") or ""
 
 
 @pytest.hookimpl(trylast=True)

@@ -21,6 +21,7 @@ from typing import Any
 from reports import flaky
 from reports.not_run import Group, groups
 from reports.data_file import decoded_text
+from verdict.codec import from_data
 from verdict.record import ENVIRONMENT, FAILED_OUTCOMES, NOT_RUN, VERDICTS, TestRecord
 
 SCHEMA = "nan-harness-results/2"
@@ -115,18 +116,9 @@ class Results:
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> Results:
-        """The typed view of a document `validate` accepted (or `document` wrote)."""
-        return cls(environment=dict(doc["environment"]), exitstatus=doc["exitstatus"], finished=doc["finished"],
-                   ended=doc["ended"], collected=doc["collected"], ran=doc.get("ran", doc["collected"]),
-                   counts=dict(doc["counts"]), verdicts=dict(doc["verdicts"]),
-                   records=tuple(TestRecord.from_dict(c) for c in doc["cases"]), run_id=doc.get("run_id"),
-                   kernel=doc.get("kernel"), backend=doc.get("backend"), started=doc.get("started"),
-                   coverage_gaps=tuple(doc.get("coverage_gaps") or ()), diagnosis=tuple(doc.get("diagnosis") or ()),
-                   shard=doc.get("shard"), shards=doc.get("shards"),
-                   environment_failure=doc.get("environment_failure"),
-                   not_run=None if doc.get("not_run") is None else tuple(Group.from_dict(g)
-                                                                        for g in doc["not_run"]),
-                   usage_error=doc.get("usage_error"))
+        """The typed view of a document `validate` accepted (or `document` wrote); a file without `ran` ran all."""
+        found: Results = from_data(cls, {**doc, "records": doc["cases"], "ran": doc.get("ran", doc["collected"])})
+        return found
 
     def by_nodeid(self) -> dict[str, TestRecord]:
         """Records keyed by node id, the key every comparison of two runs matches on."""

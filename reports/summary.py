@@ -5,6 +5,7 @@ one-line tally. Families are read from the run's RunInfo, so a new family shows 
 """
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
@@ -79,13 +80,9 @@ def _family_records(results: Iterable[TestRecord], family: str) -> list[TestReco
     return [r for r in results if r.params is not None and r.params.family == family]
 
 
-def _field(r: TestRecord | CaseParams, name: str) -> str:
-    p = r.params if isinstance(r, TestRecord) else r
-    if p is None:
-        return ""
-    if name == "shape":
-        return "x".join(str(n) for n in p.shape)
-    return str(getattr(p, name, ""))
+def _key(p: CaseParams, names: tuple[str, str]) -> tuple[str, ...]:
+    """A grid row's or column's key: two fields of the case, its shape spelt 4x128."""
+    return tuple("x".join(map(str, p.shape)) if n == "shape" else str(getattr(p, n, "")) for n in names)
 
 
 def _state_counts(cases: Iterable[Mapping[str, TestRecord]]) -> str:
@@ -103,9 +100,10 @@ def _state_counts(cases: Iterable[Mapping[str, TestRecord]]) -> str:
     return (f": {', '.join(parts)}" if parts else "") + (f"{note}; {gaps}" if gaps else "")
 
 
-def _ran(cases: Mapping[str, Mapping[str, TestRecord]]) -> int:
-    """Cases with at least one path that ran (a case whose every path was skipped did not run)."""
-    return sum(1 for by_path in cases.values() if any(r.outcome not in NOT_RAN for r in by_path.values()))
+def _ran(cases: Mapping[str, Mapping[str, TestRecord]], total: int | None = None) -> str:
+    """'R of N cases run' and the state counts: a case ran when one of its paths did (not all were skipped)."""
+    ran = sum(1 for by_path in cases.values() if any(r.outcome not in NOT_RAN for r in by_path.values()))
+    return f"{ran} of {len(cases) if total is None else total} cases run{esc(_state_counts(cases.values()))}"
 
 
 def _by_case(records: Iterable[TestRecord]) -> dict[str, dict[str, TestRecord]]:
@@ -124,18 +122,10 @@ def grid_section(family: Family, grouping: Grid, records: Sequence[TestRecord]) 
         first[str(case)] = family.params(case)
     for r in records:
         first.setdefault(r.params.case_id, r.params)  # type: ignore[union-attr,arg-type]
-    row_keys: list[tuple[str, str]] = []
-    col_keys: list[tuple[str, str]] = []
-    where: dict[tuple[tuple[str, str], tuple[str, str]], str] = {}
-    for case_id, r in first.items():
-        rk = (_field(r, grouping.rows[0]), _field(r, grouping.rows[1]))
-        ck = (_field(r, grouping.cols[0]), _field(r, grouping.cols[1]))
-        row_keys += [rk] if rk not in row_keys else []
-        col_keys += [ck] if ck not in col_keys else []
-        where[(rk, ck)] = case_id
-    outer: list[str] = []
-    for c in col_keys:
-        outer += [c[0]] if c[0] not in outer else []
+    where = {(_key(p, grouping.rows), _key(p, grouping.cols)): case_id for case_id, p in first.items()}
+    row_keys = list(dict.fromkeys(rk for rk, _ in where))
+    col_keys = list(dict.fromkeys(ck for _, ck in where))
+    outer = list(dict.fromkeys(c[0] for c in col_keys))
     head1 = "".join(f'<th colspan="{sum(1 for c in col_keys if c[0] == o)}">{esc(o)}</th>' for o in outer)
     head2 = "".join(f"<th>{esc(c[1])}</th>" for o in outer for c in col_keys if c[0] == o)
     body = []
@@ -145,9 +135,8 @@ def grid_section(family: Family, grouping: Grid, records: Sequence[TestRecord]) 
             for o in outer for c in col_keys if c[0] == o
         )
         body.append(f"<tr><th>{esc(rk[0])}</th><th>{esc(rk[1])}</th>{cells}</tr>")
-    counts = _state_counts(cases.values())
     return (
-        f'<h3>{esc(family.name)}: {esc(family.description)} ({_ran(cases)} of {len(first)} cases run{esc(counts)})</h3>'
+        f'<h3>{esc(family.name)}: {esc(family.description)} ({_ran(cases, len(first))})</h3>'
         f'<table id="nan-grid-{esc(family.name)}" class="nan-grid"><thead>'
         f'<tr><th rowspan="2">{esc(grouping.rows[0])}</th><th rowspan="2">{esc(grouping.rows[1])}</th>'
         f"{head1}</tr><tr>{head2}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -186,8 +175,8 @@ def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRe
             for cls in grouping.classes]
     body.append("<tr><th>mixed rows</th>" + "".join(_cell(f"mixed {d}", mixed.get(d, {})) for d in dtypes) + "</tr>")
     cases = _by_case(records)
-    return (f'<h3>{esc(family.name)}: IEEE class x dtype ({_ran(cases)} of {len(cases)} cases run'
-            f'{esc(_state_counts(cases.values()))})</h3><table id="nan-ieee-table"><thead><tr><th>class</th>'
+    return (f'<h3>{esc(family.name)}: IEEE class x dtype ({_ran(cases)})</h3><table id="nan-ieee-table">'
+            "<thead><tr><th>class</th>"
             f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
 
 
@@ -196,9 +185,7 @@ def totals_section(family: Family, records: Sequence[TestRecord]) -> str:
     lines = []
     for r in records:
         for c in r.checks:
-            patterns = 1
-            for n in c.params.shape:
-                patterns *= n
+            patterns = math.prod(c.params.shape)
             got = "?" if c.got_total is None else f"{c.got_total:,}"
             expected = "?" if c.expected_total is None else f"{c.expected_total:,}"
             state = "waived" if r.outcome == "xfailed" else ("pass" if c.ok else "fail")
@@ -214,14 +201,13 @@ def totals_section(family: Family, records: Sequence[TestRecord]) -> str:
                          f'data-state="{state}"><span class="nan-{state}">{STATE_TEXT[state]}</span> '
                          f"{esc(r.id + because)}</li>")
     cases = _by_case(records)
-    return (f'<h3>{esc(family.name)}: exhaustive sweeps ({_ran(cases)} of {len(cases)} cases run'
-            f'{esc(_state_counts(cases.values()))})</h3><ul id="nan-sweeps">{"".join(lines)}</ul>')
+    return f'<h3>{esc(family.name)}: exhaustive sweeps ({_ran(cases)})</h3><ul id="nan-sweeps">{"".join(lines)}</ul>'
 
 
-def tally_section(family: Family, records: Sequence[TestRecord]) -> str:
+def tally_section(name: str, description: str, records: Sequence[TestRecord]) -> str:
     cases = _by_case(records)
-    return (f'<h3 id="nan-family-{esc(family.name)}">{esc(family.name)}: '
-            f"{esc(family.description)} ({len(cases)} cases{esc(_state_counts(cases.values()))})</h3>")
+    return (f'<h3 id="nan-family-{esc(name)}">{esc(name)}: '
+            f"{esc(description)} ({len(cases)} cases{esc(_state_counts(cases.values()))})</h3>")
 
 
 def family_sections(results: Sequence[TestRecord], families: Sequence[Family]) -> str:
@@ -238,12 +224,11 @@ def family_sections(results: Sequence[TestRecord], families: Sequence[Family]) -
         elif isinstance(g, Totals):
             parts.append(totals_section(family, records))
         else:
-            parts.append(tally_section(family, records))
+            parts.append(tally_section(family.name, family.description, records))
     known = {f.name for f in families}
     others = sorted({r.params.family for r in results if r.params is not None and r.params.family not in known})
     for name in others:  # contract, aggregate, property...: not case families, still counted where they ran
-        stand_in = Family(name, "", f"{name} checks", lambda context: (), lambda case: None, lambda case: None)
-        parts.append(tally_section(stand_in, _family_records(results, name)))
+        parts.append(tally_section(name, f"{name} checks", _family_records(results, name)))
     return "".join(parts)
 
 
