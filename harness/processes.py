@@ -80,6 +80,38 @@ def stop_process(proc: subprocess.Popen[Any], grace_s: float) -> None:
         proc.wait()
 
 
+_IN_FLIGHT: dict[subprocess.Popen[Any], float] = {}  # children started by `spawn`, not yet stopped -> SIGTERM grace
+_IN_FLIGHT_LOCK = threading.Lock()
+
+
+def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], grace_s: float = 0.0,
+          **streams: Any) -> subprocess.Popen[bytes]:
+    """A child in a session of its own (stopping its group stops what it started), kept until `stop` ends it, so
+    that `stop_all` can end every child still in flight on Ctrl-C or SIGTERM."""
+    proc = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), start_new_session=True, **streams)
+    with _IN_FLIGHT_LOCK:
+        _IN_FLIGHT[proc] = grace_s
+    return proc
+
+
+def stop(proc: subprocess.Popen[Any]) -> None:
+    """End a spawned child's process group: SIGTERM and its grace first where it has one, then SIGKILL; reaps it."""
+    with _IN_FLIGHT_LOCK:
+        grace_s = _IN_FLIGHT.pop(proc, 0.0)
+    if grace_s:
+        stop_group(proc, grace_s)
+    else:
+        kill_group(proc)
+
+
+def stop_all() -> None:
+    """End every spawned child not yet stopped (this tool was interrupted)."""
+    with _IN_FLIGHT_LOCK:
+        live = list(_IN_FLIGHT)
+    for proc in live:
+        stop(proc)
+
+
 def run_tee(argv: Sequence[str], cwd: Path, log: Path | None, env: Mapping[str, str]) -> int:
     """Run argv, every line of its output to stdout and to log; a child still running when this is left (an
     interrupt) is stopped. Its exit status."""

@@ -100,7 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _main(argv)
     except KeyboardInterrupt:
         print("mutate: interrupted; ending the runs in flight", file=sys.stderr)
-        run.stop_all()
+        processes.stop_all()
         return EXIT_USAGE
 
 

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness import processes
 from mutate import classify
 from mutate.baseline import Baseline
 from mutate.classify import NO_COVERAGE, Verdict
 from mutate.generate import Mutant
 from mutate.pool import DIED, HUNG, Answer, WorkerProcess
-from mutate.run import UNPLACED, UNSTABLE, Runner, Stage, Target, pytest_argv, run_env, stop_all
+from mutate.run import UNPLACED, UNSTABLE, Runner, Stage, Target, pytest_argv, run_env
 from mutate.tce import COMPILE_LIMIT_S, Copy, Prover
 
 CASE_FLOOR_S = {"cpu": 10.0}  # a case's limit: 10x the original's time on it, plus this (compiles on accelerators)
@@ -371,7 +372,7 @@ class Engine:
                 t.join()
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every worker and run ends now, what was judged is kept
             self.interrupted, self.deadline, self.runner.deadline = True, 0.0, 0.0
-            stop_all()
+            processes.stop_all()
             for t in threads:
                 t.join(timeout=60)
         return results

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mutate.run import spawn, stop
+from harness import cli, processes
 
 STARTUP_S = 600.0  # a worker's start (torch, Triton, the case table): seconds on a warm machine; a hang past this
 DIED, HUNG = "died", "hung"
@@ -47,7 +47,8 @@ class WorkerProcess:
         argv = [sys.executable, "-m", "mutate.warm", "--device", device,
                 *[f"--nan-family={f}" for f in families], *(["--compile-only"] if compile_only else []),
                 *([f"--threads={threads}"] if threads else [])]
-        self.proc = spawn(argv, env, 0.0, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log)
+        self.proc = processes.spawn(argv, cwd=cli.home(), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=self._log)
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.cases: list[str] = []
@@ -127,7 +128,7 @@ class WorkerProcess:
 
     def stop(self) -> None:
         """End the worker and everything it started (its own process group)."""
-        stop(self.proc)
+        processes.stop(self.proc)
         self.proc.wait()
         self._log.close()
 

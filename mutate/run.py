@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness import cli, processes
 from mutate import classify
@@ -156,48 +155,19 @@ def run_env(device: str, card: int | None, visibility_var: str | None) -> dict[s
     return env
 
 
-_LIVE: dict[subprocess.Popen[bytes], float] = {}  # children in flight (stage runs, warm workers) -> SIGTERM grace
-_LIVE_LOCK = threading.Lock()
-
-
-def spawn(argv: list[str], env: dict[str, str], grace_s: float, **streams: Any) -> subprocess.Popen[bytes]:
-    """A child in a session of its own (stopping its group stops what it started), kept until `stop` ends it."""
-    proc = subprocess.Popen(argv, cwd=cli.home(), env=env, start_new_session=True, **streams)
-    with _LIVE_LOCK:
-        _LIVE[proc] = grace_s
-    return proc
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """End proc's process group: SIGTERM and its grace first where it has one, then SIGKILL; reaps proc."""
-    with _LIVE_LOCK:
-        grace_s = _LIVE.pop(proc, 0.0)
-    if grace_s:
-        processes.stop_group(proc, grace_s)
-    else:
-        processes.kill_group(proc)
-
-
-def stop_all() -> None:
-    """End every child this process started and has not stopped (Ctrl-C, SIGTERM)."""
-    with _LIVE_LOCK:
-        live = list(_LIVE)
-    for proc in live:
-        stop(proc)
-
-
 def run_stage(argv: list[str], folder: Path, env: dict[str, str], limit_s: float) -> tuple[int | None, bool]:
     """Run one stage's pytest with output into folder/output.txt; (exit status, stopped at the limit)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "command.txt").write_text(" ".join(argv) + "\n", encoding="utf-8")
     with open(folder / "output.txt", "wb") as log:
-        proc = spawn(argv, env, STOP_GRACE_S, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = processes.spawn(argv, cwd=cli.home(), env=env, grace_s=STOP_GRACE_S, stdout=log,
+                               stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         try:
             code = proc.wait(timeout=max(1.0, limit_s))
         except subprocess.TimeoutExpired:
             return None, True
         finally:
-            stop(proc)
+            processes.stop(proc)
     (folder / "returncode").write_text(str(code), encoding="utf-8")
     return code, False
 
@@ -294,7 +264,7 @@ class Runner:
             return [f.result() for f in [pool.submit(one, t) for t in targets]]
         except BaseException:  # Ctrl-C, SIGTERM: nothing new starts, the runs in flight end
             self.deadline = 0.0
-            stop_all()
+            processes.stop_all()
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
