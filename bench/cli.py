@@ -6,8 +6,8 @@ import importlib
 import sys
 from pathlib import Path
 
-from harness import backends
-from harness.environment_failures import ENVIRONMENT_EXIT
+from harness import backends, needs
+from harness.needs import ENVIRONMENT_EXIT
 
 DEVICES = ("auto", "cpu", "cuda", "npu")
 EXIT_USAGE = 2  # argparse's own
@@ -49,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     """The backend, prepared (one this machine lacks is the machine's failure: ENVIRONMENT, exit 6, as in the suite),
     then --kernel imported with the --kernel-path folders first on sys.path (one that does not import: 2)."""
     args = parse(argv)
+    needs.require("python -m bench", args.device)
     try:
         device = resolve_device(args.device)
     except RuntimeError as exc:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import Any, Protocol
-
-import torch
+from typing import TYPE_CHECKING, Any, Protocol
 
 from verdict.record import CaseParams
+
+if TYPE_CHECKING:  # the reports read families on a Python without torch (a missing-package ending)
+    import torch
 
 
 class Case(Protocol):

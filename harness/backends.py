@@ -11,8 +11,6 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from types import ModuleType
 
-import torch
-
 INTERPRET_VAR = "TRITON_INTERPRET"
 
 
@@ -38,7 +36,13 @@ def _torch_npu() -> ModuleType | None:
         importlib.import_module("torch_npu")
     except ImportError:
         return None
-    return getattr(torch, "npu", None)
+    return getattr(importlib.import_module("torch"), "npu", None)
+
+
+def _torch_cuda() -> ModuleType:
+    """torch.cuda, imported when a backend is first asked: this table is read by Pythons without torch too (the
+    reports of a run that ended for want of it)."""
+    return importlib.import_module("torch.cuda")
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,7 @@ BACKENDS: dict[str, Backend] = {
                            "npu function error"),
         ),
         Backend(
-            "cuda", "cuda", "NVIDIA GPU (Triton)", torch.cuda.is_available, lambda: torch.cuda,
+            "cuda", "cuda", "NVIDIA GPU (Triton)", lambda: _torch_cuda().is_available(), _torch_cuda,
             visibility_var="CUDA_VISIBLE_DEVICES",
             fault_markers=("illegal memory access", "unspecified launch failure", "device-side assert",
                            "misaligned address", "illegal instruction", "cuda error: an illegal"),

@@ -91,6 +91,11 @@ def kernel_origin(file: str, module: str) -> dict[str, str]:
                                                                           else "")}
 
 
+def torch_origin() -> str:
+    """torch's version and the folder it was imported from: in a node's tox env, the node's own site-packages."""
+    return f"{torch.__version__} from {Path(str(torch.__file__)).resolve().parents[1]}"
+
+
 def collect(target: KernelUnderTest, backend: Backend) -> dict[str, str]:
     """Everything a reviewer needs to reproduce the run; absent components are left out."""
     env = {
@@ -101,7 +106,7 @@ def collect(target: KernelUnderTest, backend: Backend) -> dict[str, str]:
         "Backend": backend.name,
         "Device": backend.device_name(),
         "Triton": triton_flavour(),
-        "Torch": str(torch.__version__),
+        "Torch": torch_origin(),
         "torch_npu": _dist_version("torch-npu", "torch_npu"),
         "CANN": cann_version(),
         "Seed": str(ANCHOR_SEED),

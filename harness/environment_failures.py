@@ -23,9 +23,9 @@ except ModuleNotFoundError:  # Python 3.10
 
 from harness.backends import any_fault
 from harness.environment_table import TABLE
+from harness.needs import ENVIRONMENT_EXIT
 from verdict.codec import JsonRecord
 
-ENVIRONMENT_EXIT = 6  # pytest's own statuses are 0-5
 KINDS = ("device", "memory", "driver", "package")
 BACKENDS = ("cuda", "npu", "cpu")
 FIELDS = ("name", "regex", "backends", "kind", "startup_only", "example")

@@ -1,5 +1,5 @@
 """The suite's fixtures: the backend, the kernel under test, and the two calls every test checks counts through
-(`check_counts`, `launch`), each recording its check on the running test. Registered by harness.plugin."""
+(`check_counts`, `launch`), each recording its check on the running test. Registered by harness.hooks."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -12,7 +12,7 @@ from harness import skips
 from harness.backends import Backend
 from harness.compare import assert_check
 from harness.judge import PathNotRun, judge_counts, judge_path
-from harness.plugin import BACKEND_KEY, TARGET_KEY
+from harness.hooks import BACKEND_KEY, TARGET_KEY
 from harness.target import KernelUnderTest
 from verdict.problem import Problem
 from verdict.record import CHECK_PROPERTY, CaseParams, Check

@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness import processes
+from harness import needs, processes
 from harness.cli import home
 from harness.source_file import SourceError
 from mutate import baseline, classify, generate, report, run, schedule, survivors, tce
@@ -163,7 +163,9 @@ class Plan:
 
 def _main(argv: Sequence[str] | None) -> int:
     started = time.monotonic()
-    plan = _plan(parse(argv), started)
+    args = parse(argv)
+    needs.require("python -m mutate", args.device)
+    plan = _plan(args, started)
     if isinstance(plan, int):
         return plan
     args, out = plan.args, plan.out

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import cli as harness_cli
-from harness import processes
+from harness import needs, processes
+from harness.needs import ENVIRONMENT_EXIT
 from nightly import last_good, nights
 from nightly.nights import Night, Step
 from nightly.steps import (
@@ -154,13 +155,14 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner = run_streaming,
     folder = root / name / "shards" / f"group-{args.group}" if shard else root / name
     started = time.time()  # the night's seconds count the card count too
     try:
-        n_cards = cards(args.device) if args.device in ACCELERATORS else 0
+        n_cards = cards(args.device)
     except processes.CardCountError as exc:
-        print(f"nightly: {exc}", file=sys.stderr)
-        return 2
+        print(f"nightly: ENVIRONMENT: {exc} (exit {ENVIRONMENT_EXIT}, nothing judged)", file=sys.stderr)
+        return ENVIRONMENT_EXIT
     if args.device in ACCELERATORS and n_cards < 1:
-        print(f"nightly: --device {args.device}: no card visible here", file=sys.stderr)
-        return 2
+        print(f"nightly: ENVIRONMENT: --device {args.device}: no card visible here (exit {ENVIRONMENT_EXIT}, nothing "
+              "judged)", file=sys.stderr)
+        return ENVIRONMENT_EXIT
     own = [str(path.resolve()) for path in args.kernel_path]  # from the calling folder
     night = Night(root, name, folder, args.device, args.kernel, kernel_paths(own, extra), cards=n_cards,
                   workers=args.workers if args.workers is not None else (n_cards or CPU_WORKERS),
@@ -249,6 +251,7 @@ def merge_night(args: argparse.Namespace, root: Path, durations: Path, runner: R
     """Merge ROOT/NIGHT/shards/group-*/ into ROOT/NIGHT/ and judge it like an unsharded night."""
     from reports.merge import MergeError, merge
 
+    needs.require("python -m nightly --merge", None)
     folder = root / args.night
     shard_dirs = sorted((folder / "shards").glob("group-*"), key=lambda p: p.name)
     first = (nights.read_nightly(shard_dirs[0]) if shard_dirs else None) or {}

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from harness import cli as harness_cli
-from harness import processes
+from harness import needs, processes
 from nightly.nights import Night, Step, read_json
 from reports import markdown
 from reports.results import Results
@@ -31,8 +31,10 @@ def run_streaming(argv: Sequence[str], log: Path | None) -> int:
 
 def card_count(device: str) -> int:
     """Cards the backend sees (respecting CUDA_VISIBLE_DEVICES / ASCEND_RT_VISIBLE_DEVICES), 0 when it is not
-    available here; processes.CardCountError when they cannot be counted (exit 2)."""
-    return processes.count_cards(device, harness_cli.home())[0]
+    available here or is the CPU; processes.CardCountError when they cannot be counted. First of all, whether this
+    Python holds what the device needs (else ENVIRONMENT, exit 6, one line: harness.needs)."""
+    needs.require("python -m nightly", device)
+    return processes.count_cards(device, harness_cli.home())[0] if device in ACCELERATORS else 0
 
 
 def bench_available() -> tuple[bool, str]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from cases import registry
+from harness import needs
 from reports import markdown, not_run, results, summary
 from reports.diagnosis import diagnose
 from reports.diagnosis_base import Diagnosis
@@ -311,6 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nan-family", action="append", default=[], metavar="MODULE",
                         help="extra case-family module the shards ran with (for the summary's sections)")
     args = parser.parse_args(argv)
+    needs.require("python -m reports.merge", None)
     try:
         run = merge(args.out_dir, args.shards, args.nan_family)
     except MergeError as exc:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import plugin, preflight
+from harness import hooks, preflight
 
 pytestmark = pytest.mark.nan_harness
 
@@ -17,4 +17,4 @@ def test_this_interpreter_passes(device: str) -> None:
 def test_broken_interpreter_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(preflight, "interpreter_problem", lambda: "InterpreterError: only 0-dimensional arrays")
     with pytest.raises(pytest.UsageError, match=r"numpy .*only 0-dimensional arrays.*numpy<2"):
-        plugin._check_interpreter()
+        hooks._check_interpreter()

@@ -247,8 +247,8 @@ def test_a_results_file_from_another_run_is_not_judged(tmp_path: Path) -> None:
 
 
 def test_no_card_and_bad_arguments(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert run(["--device", "cuda", "--root", str(tmp_path)], FakeRunner(None), cards=-1) == 2
-    assert "no card visible" in capsys.readouterr().err
+    assert run(["--device", "cuda", "--root", str(tmp_path)], FakeRunner(None), cards=-1) == 6  # the machine's
+    assert "nightly: ENVIRONMENT: --device cuda: no card visible" in capsys.readouterr().err
     for bad in (["--device", "cuda", "--splits", "2"], ["--device", "cuda", "--splits", "2", "--group", "1"],
                 ["--merge"], ["--device", "cuda", "--night", "yesterday"], []):
         with pytest.raises(SystemExit):
