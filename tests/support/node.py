@@ -1,14 +1,21 @@
-"""A Python as a GPU node or a CI runner has one: not a virtual environment, with torch, triton and pytest already
-in its own site-packages. Built in a folder from the running interpreter: its binary, its standard library linked in,
-and a site-packages whose one `.pth` adds this environment's packages (nothing downloaded, nothing big copied).
+"""The Pythons node images are built with, made in a folder from the running interpreter (nothing downloaded,
+nothing big copied):
 
-A virtual environment cannot stand in for it: a venv made with --system-site-packages over another venv sees the
-*base* interpreter's packages, not the other venv's, so tox's `system_site_packages = true` would miss them.
+- `base_python`: a system-site node (a CI runner, a `pip install --system` image): not a virtual environment,
+  torch, triton and pytest in its own site-packages (its binary, its standard library linked in, and a
+  site-packages whose one `.pth` adds this environment's packages);
+- `venv_node`: a plain venv holding torch, triton, pytest and tox in its site-packages (each package linked in),
+  as uv- and venv-built images and workstations lay Python out; `with_torch=False` leaves torch and triton out
+  (an image whose torch lives elsewhere, CI's own python3).
+
+tox's `system_site_packages = true` over a venv node sees the *base* interpreter's packages, never the venv's:
+only the node envs' site bridge (toxfile.py) reaches them.
 """
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -33,7 +40,8 @@ def _link_or_copy(source: Path, target: Path) -> None:
 
 
 def base_python(folder: Path) -> Path:
-    """A non-venv Python in folder whose site-packages holds this environment's packages; returns its binary."""
+    """A non-venv Python in folder whose site-packages holds this environment's packages and tox; returns its
+    binary."""
     binary = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
     stdlib = Path(sysconfig.get_path("stdlib"))
     where = Path(os.path.relpath(stdlib, sys.base_prefix))  # lib/python3.11 (lib64/... on some systems)
@@ -55,8 +63,43 @@ def base_python(folder: Path) -> Path:
                           capture_output=True, text=True, check=True).stdout.strip()
     Path(site).mkdir(parents=True, exist_ok=True)
     Path(site, "node-packages.pth").write_text(
-        "".join(f"import site; site.addsitedir({path!r})\n" for path in packages()))
+        "".join(f"import site; site.addsitedir({path!r})\n" for path in [*packages(), str(_tox_site())]))
     return python
+
+
+TORCH_PACKAGES = ("torch", "functorch", "torchgen", "triton")  # what `with_torch=False` leaves out
+
+
+def _tox_site() -> Path:
+    """The site folder that holds tox (and its own requirements): the base interpreter's, where CI installs tox."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    where = subprocess.run([base, "-c", "import os, tox; print(os.path.dirname(os.path.dirname(tox.__file__)))"],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    return Path(where)
+
+
+def venv_node(folder: Path, *, with_torch: bool = True) -> Path:
+    """A venv (over this environment's base interpreter) whose site-packages links in this environment's packages
+    and tox's, with a `bin/tox` script as pip writes one; returns its python."""
+    base = getattr(sys, "_base_executable", sys.executable)
+    subprocess.run([base, "-m", "venv", "--without-pip", str(folder)], check=True)
+    python = folder / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-I", "-c", "import site; print(site.getsitepackages()[0])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    for source in [*map(Path, packages()), _tox_site()]:
+        for entry in source.iterdir():
+            name = entry.name.split("-")[0].split(".")[0].lower()
+            if not (site / entry.name).exists() and (with_torch or name not in TORCH_PACKAGES):
+                (site / entry.name).symlink_to(entry)
+    tox = folder / "bin" / "tox"
+    tox.write_text(f"#!{python}\nimport sys\nfrom tox.run import run\nsys.exit(run())\n")
+    tox.chmod(tox.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return python
+
+
+def activated(env: dict[str, str], venv: Path) -> dict[str, str]:
+    """A shell in which `venv` is activated, as its bin/activate leaves it: VIRTUAL_ENV set, its bin first."""
+    return {**env, "VIRTUAL_ENV": str(venv), "PATH": os.pathsep.join([str(venv / "bin"), env.get("PATH", "")])}
 
 
 def shell_env(python: Path) -> dict[str, str]:
