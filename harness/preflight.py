@@ -20,6 +20,7 @@ import triton.language as tl
 
 from cases.formats import BF16, FP16, FP32, FloatFormat, from_bits
 from harness.backends import triton_flavour
+from harness.skips import suite_command
 from verdict.interpreter import Defect, to_text
 
 
@@ -115,6 +116,14 @@ def describe_defects() -> str:
         return f"not measured ({_error(exc)})"
 
 
+def _pinned_numpy() -> str:
+    """Where a numpy that fits comes from, where this run happened: a checkout's tox envs pin it; installed, pip."""
+    pinned = suite_command("cpu")
+    if pinned.startswith("tox"):
+        return f"use {pinned} / tox -e ascend-cpu, which pin them"
+    return "pip install 'numpy<2.5' (or 'numpy<2' for triton-ascend 3.2.0) into this Python, then " + pinned
+
+
 def unusable_interpreter() -> str | None:
     """Why the installed Triton's interpreter cannot run this suite (it fails a loop kernel: a numpy mismatch),
     with what to do; None when it runs."""
@@ -125,4 +134,4 @@ def unusable_interpreter() -> str | None:
         return None
     return (f"--device cpu: the Triton interpreter of {triton_flavour()} fails a smoke kernel with "
             f"numpy {numpy.__version__}: {problem}. triton-ascend 3.2.0 needs numpy<2, older upstream Triton "
-            "numpy<2.5 (use tox -e cpu / tox -e ascend-cpu, which pin them)")
+            f"numpy<2.5 ({_pinned_numpy()})")

@@ -9,9 +9,25 @@ from typing import NoReturn
 
 import pytest
 
+from harness.cli import checkout
 from verdict.not_run import NOT_RUN_PROPERTY, NotRun
 
-ON_A_DEVICE = ("tox -e cuda", "tox -e npu")  # the suite on an NVIDIA or an Ascend node
+ACCELERATORS = ("cuda", "npu")  # the node commands a CPU run names for what it could not run
+
+
+def suite_command(device: str, *args: str, tox_env: str | None = None) -> str:
+    """The command that runs the suite on `device` with `args`, as it works where this run happened: in a checkout
+    its tox env (`tox -e cuda -- ARGS`; `tox_env` where one exists for the purpose), installed (no tox.ini beside
+    the harness) the `nan-harness` command."""
+    root = checkout()
+    if root is not None and (root / "tox.ini").is_file():
+        return f"tox -e {tox_env or device}" + (f" -- {' '.join(args)}" if args and tox_env is None else "")
+    return " ".join(["nan-harness", f"--device {device}", *args])
+
+
+def on_a_device(*args: str) -> tuple[str, ...]:
+    """The suite with `args` on an NVIDIA node, or an Ascend one."""
+    return tuple(suite_command(device, *args) for device in ACCELERATORS)
 
 
 def skip(node: pytest.Item, what: NotRun) -> NoReturn:
@@ -33,29 +49,30 @@ def aggregate(module: str) -> NotRun:
 
 def large_batches() -> NotRun:
     return NotRun("large batches (5,000 and 70,001 rows)", "each takes minutes on the CPU interpreter (a device run "
-                  "always runs them; --nan-large-batches runs them on the CPU)", ("tox -e cpu-batches",),
+                  "always runs them; --nan-large-batches runs them on the CPU)",
+                  (suite_command("cpu", "--nan-large-batches", "-m", "nan_batches", tox_env="cpu-batches"),),
                   "nan_batches")
 
 
 def accelerator_semantics(backend: str) -> NotRun:
     return NotRun("stream order, an input on another card, graph capture", f"--device {backend}: no streams, cards "
-                  "or graphs under the Triton interpreter", ON_A_DEVICE, "nan_semantics")
+                  "or graphs under the Triton interpreter", on_a_device("-m", "nan_semantics"), "nan_semantics")
 
 
 def second_card(visible: int) -> NotRun:
     return NotRun("an input on another card", f"needs 2 cards, {visible} visible: run on a node with 2 or more",
-                  ON_A_DEVICE, "nan_semantics")
+                  on_a_device("-m", "nan_semantics"), "nan_semantics")
 
 
 def host_tensor(backend: str) -> NotRun:
     return NotRun("a host tensor given to an accelerator's kernel", f"--device {backend}: host tensors are the "
-                  "normal input here", ON_A_DEVICE)
+                  "normal input here", on_a_device())
 
 
 def fp32_full() -> NotRun:
     return NotRun("full fp32 sweep (all 2^32 patterns)", "not asked for: --nan-fp32-full is meant for accelerators "
                   "(the 16-bit sweeps and an fp32 sample run without it; the accelerator nightly passes it)",
-                  tuple(f"{c} -- --nan-fp32-full" for c in ON_A_DEVICE), "nan_fp32_full")
+                  on_a_device("--nan-fp32-full", "-m", "nan_fp32_full"), "nan_fp32_full")
 
 
 def too_large(device: str) -> NotRun:

@@ -1,0 +1,47 @@
+"""Every command a report hints at works where the run happened: a checkout's tox env, or the installed
+`nan-harness`; a CPU run names the node commands that run what it could not (harness.skips)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import preflight, skips
+
+pytestmark = pytest.mark.nan_harness
+
+
+@pytest.fixture
+def installed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The harness as pip installs it: no checkout (and no tox.ini) beside it."""
+    monkeypatch.setattr(skips, "checkout", lambda: None)
+
+
+def test_a_checkout_is_told_its_tox_envs() -> None:
+    semantics = skips.accelerator_semantics("cpu")
+    assert semantics.commands == ("tox -e cuda -- -m nan_semantics", "tox -e npu -- -m nan_semantics")
+    assert skips.large_batches().commands == ("tox -e cpu-batches",)
+    assert skips.fp32_full().commands[0] == "tox -e cuda -- --nan-fp32-full -m nan_fp32_full"
+    assert skips.host_tensor("cpu").commands == ("tox -e cuda", "tox -e npu")
+
+
+@pytest.mark.usefixtures("installed")
+def test_an_installed_run_is_told_the_nan_harness_form() -> None:
+    everything = [skips.accelerator_semantics("cpu"), skips.second_card(1), skips.host_tensor("cpu"),
+                  skips.large_batches(), skips.fp32_full()]
+    commands = [c for what in everything for c in what.commands]
+    assert commands and not any("tox" in c for c in commands), commands
+    assert skips.accelerator_semantics("cpu").commands == ("nan-harness --device cuda -m nan_semantics",
+                                                           "nan-harness --device npu -m nan_semantics")
+    assert skips.large_batches().commands == ("nan-harness --device cpu --nan-large-batches -m nan_batches",)
+
+
+def test_a_checkout_without_tox_ini_is_told_the_nan_harness_form(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    monkeypatch.setattr(skips, "checkout", lambda: tmp_path)  # a source tree without tox.ini (an sdist)
+    assert skips.host_tensor("cpu").commands == ("nan-harness --device cuda", "nan-harness --device npu")
+
+
+@pytest.mark.usefixtures("installed")
+def test_the_interpreter_preflight_names_pip_where_no_tox_env_pins_numpy() -> None:
+    assert "pip install 'numpy<2.5'" in preflight._pinned_numpy() and "tox" not in preflight._pinned_numpy()
