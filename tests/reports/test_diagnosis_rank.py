@@ -55,6 +55,21 @@ def test_a_side_stream_is_diagnosed_stream_order_first() -> None:
     assert "synchronize pass" in found[0].control
 
 
+def test_a_side_stream_that_races_the_family_cases_too_is_stream_order_first() -> None:
+    """The H100 (issue 57): family cases read after a synchronize also held the poison now and then (the poison's
+    fill on the caller's stream landing after the side stream's store), 9 of 10 flaky on rerun. Poison that comes and
+    goes beside a broken stream order is that race, so the order leads and the symptom is absorbed."""
+    records = _side_stream_on_the_h200()
+    raced = [case("matrix", f"fp32-prefix-2x5000-nan0.{k}", (2, 5000), [_row(500 * k, POISON)] * 2, "wrapper")
+             for k in range(1, 6)]
+    found = diagnose(records + [r.with_(flaky="flaky") for r in raced])
+    assert found[0].name.startswith("stream order broken"), [d.name for d in found]
+    assert NEVER_WRITTEN in found[0].absorbed and len(found) == 1, [(d.name, d.absorbed) for d in found]
+    assert "5 other check(s) left rows holding the poison only now and then" in found[0].evidence
+    deterministic = [d.name for d in diagnose(records + [r.with_(flaky="deterministic") for r in raced])]
+    assert NEVER_WRITTEN in deterministic, deterministic  # rows the kernel never writes, every time: its own item
+
+
 def test_a_graph_replay_leads_the_poison_it_leaves() -> None:
     """The same relation for another control: a captured call that launched nothing replays a never-written output,
     while eager calls count right."""
