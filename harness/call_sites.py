@@ -68,8 +68,10 @@ class CallSiteResult:
 
 
 def vllm_installed() -> bool:
-    """True when a vllm package can be imported; the call sites exist only then."""
-    return importlib.util.find_spec("vllm") is not None
+    """True when a vllm package is installed; the call sites exist only then. A package with no origin (the
+    in-memory stand-in setups.vendor_interpreter makes for `vllm.triton_utils` where vLLM is absent) is not vLLM."""
+    spec = importlib.util.find_spec("vllm")
+    return spec is not None and spec.origin is not None
 
 
 def _check(site: CallSite, expected: Callable[..., object]) -> CallSiteResult:
