@@ -80,11 +80,25 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
         if not config.pluginmanager.hasplugin("xdist"):
             raise pytest.UsageError("nan-harness runs the kernel in a pytest-xdist worker so that a kernel cannot end "
                                     "the run that judges it: install pytest-xdist and do not pass -p no:xdist")
-        if config.option.numprocesses in (None, 0, "0"):
+        if config.option.numprocesses is None:
+            config.option.numprocesses = _node_workers(config.getoption("--device"))
+        elif config.option.numprocesses in (0, "0"):
             config.option.numprocesses = 1
         if getattr(config.option, "maxworkerrestart", None) is None:
             config.option.maxworkerrestart = str(crash_budget(config.option.numprocesses))
     return (yield)
+
+
+def _node_workers(device: str) -> int:
+    """Workers without -n: on an accelerator, by its cards (counted in a child: this process initializes no device);
+    one elsewhere, and where the cards cannot be counted (start-up then says why)."""
+    if device not in ("cuda", "npu"):
+        return 1
+    try:
+        cards, _ = processes.count_cards(device, Path.cwd())
+    except processes.CardCountError:
+        return 1
+    return backends.default_workers(cards)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 from harness import cli as harness_cli
 from harness import needs, processes
+from harness.backends import default_workers
 from harness.needs import ENVIRONMENT_EXIT
 from nightly import last_good, nights
 from nightly.nights import Night, Step
@@ -165,7 +166,7 @@ def main(argv: Sequence[str] | None = None, *, runner: Runner = run_streaming,
         return ENVIRONMENT_EXIT
     own = [str(path.resolve()) for path in args.kernel_path]  # from the calling folder
     night = Night(root, name, folder, args.device, args.kernel, kernel_paths(own, extra), cards=n_cards,
-                  workers=args.workers if args.workers is not None else (n_cards or CPU_WORKERS),
+                  workers=args.workers if args.workers is not None else (default_workers(n_cards) if n_cards else CPU_WORKERS),
                   selection=selection_of(args, extra), shard=shard, run_id=uuid.uuid4().hex, started=started)
     folder.mkdir(parents=True, exist_ok=True)
     print(f"nightly: {name} -> {folder} ({args.device}, {n_cards} card(s), -n {night.workers})", flush=True)

@@ -1,12 +1,13 @@
 """Every command a report hints at works where the run happened: a checkout's tox env, or the installed
-`nan-harness`; a CPU run names the node commands that run what it could not (harness.skips)."""
+`nan-harness`; a CPU run names the node commands that run what it could not (harness.skips). A node run without
+-n gets the workers its cards want."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
 
-from harness import preflight, skips
+from harness import hooks, preflight, skips
 
 pytestmark = pytest.mark.nan_harness
 
@@ -45,3 +46,20 @@ def test_a_checkout_without_tox_ini_is_told_the_nan_harness_form(monkeypatch: py
 @pytest.mark.usefixtures("installed")
 def test_the_interpreter_preflight_names_pip_where_no_tox_env_pins_numpy() -> None:
     assert "pip install 'numpy<2.5'" in preflight._pinned_numpy() and "tox" not in preflight._pinned_numpy()
+
+
+@pytest.mark.parametrize("device, cards, workers", [("cuda", 1, 4), ("npu", 2, 4), ("cuda", 8, 8), ("npu", 16, 16),
+                                                     ("cuda", 0, 1), ("cpu", 0, 1)])
+def test_a_node_run_without_n_gets_workers_by_its_cards(monkeypatch: pytest.MonkeyPatch, device: str, cards: int,
+                                                         workers: int) -> None:
+    """Without -n: every card used, at least 4 workers on an accelerator (one card's launches overlap: measured on
+    the H100, docs/backends.md); one on the CPU or where no card is seen (start-up then ends the run)."""
+    monkeypatch.setattr(hooks.processes, "count_cards", lambda d, cwd: (cards, None))
+    assert hooks._node_workers(device) == workers
+
+
+def test_cards_that_cannot_be_counted_leave_one_worker(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(device: str, cwd: Path) -> tuple[int, None]:
+        raise hooks.processes.CardCountError("cannot count cuda cards: driver gone")
+    monkeypatch.setattr(hooks.processes, "count_cards", broken)
+    assert hooks._node_workers("cuda") == 1

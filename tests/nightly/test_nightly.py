@@ -112,10 +112,10 @@ def test_accelerator_night_uses_every_card_the_long_sweeps_and_the_benchmark(
     put_night(tmp_path, "2026-07-01", results_doc({A: "passed", B: "passed"}), bench=True)
     runner = FakeRunner(results_doc({A: "passed", B: "passed"}), bench_compare_code=1)
     code = run(["--device", "cuda", "--root", str(tmp_path), "--night", "2026-07-02",
-                "--durations-path", str(tmp_path / "durations.json")], runner, cards=2)
+                "--durations-path", str(tmp_path / "durations.json")], runner, cards=8)
     night = tmp_path / "2026-07-02"
     suite = runner.find("pytest")
-    assert suite[suite.index("-n") + 1] == "2" and "--nan-fp32-full" in suite
+    assert suite[suite.index("-n") + 1] == "8" and "--nan-fp32-full" in suite  # one worker per card
     assert suite[-1] == str(ROOT / "tests" / "precision")  # harness.cli's command, from any folder
     assert suite[suite.index("--device") + 1] == "cuda"
     for name in ("precision.html", "junit.xml", "results.json"):
@@ -129,7 +129,7 @@ def test_accelerator_night_uses_every_card_the_long_sweeps_and_the_benchmark(
     out = capsys.readouterr().out
     assert "verdicts: passed (against 2026-07-01" in out and "speed: regressed" in out
     record = json.loads((night / "nightly.json").read_text())
-    assert record["verdict"] == "REGRESSION" and record["baseline"] == "2026-07-01" and record["workers"] == 2
+    assert record["verdict"] == "REGRESSION" and record["baseline"] == "2026-07-01" and record["workers"] == 8
     assert json.loads((tmp_path / "durations.json").read_text()) == {A: 0.25, B: 0.25}  # refreshed on accelerators
 
 
