@@ -148,3 +148,26 @@ def test_every_node_env_ends_with_the_machines_verdict(kind: str, tmp_path: Path
         ended[env] = text
     if node.has_torch and kind.startswith("venv"):  # the bridge, not the base, gave the env its torch
         assert f"node packages from {python}" in ended["cuda"], ended["cuda"]
+
+
+TOOLS = {  # every command a user runs, with what it needs to reach its package check (outputs under the folder)
+    "nan-harness": lambda d: ["-m", "harness", "--device", "cuda", f"--nan-json={d / 'results.json'}",
+                              f"--html={d / 'precision.html'}", f"--junitxml={d / 'junit.xml'}"],
+    "bench": lambda d: ["-m", "bench", "--device", "cpu", "--out", str(d / "bench.json")],
+    "nightly": lambda d: ["-m", "nightly", "--device", "npu", "--root", str(d)],
+    "mutate": lambda d: ["-m", "mutate", "--kernel", "kernel", "--out", str(d / "mutation")],
+    "reports.merge": lambda d: ["-m", "reports.merge", str(d / "merged"), str(d / "shard")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(TOOLS))
+def test_every_tool_without_torch_ends_environment_in_one_line(name: str, tmp_path: Path) -> None:
+    """Run by a Python without torch (from the checkout, as a node user would), each tool stops before anything
+    imports it: ENVIRONMENT, exit 6, one line naming torch and the Python that looked; never a traceback."""
+    python = venv_node(tmp_path / "node", with_torch=False)
+    (tmp_path / "shard").mkdir()
+    done = subprocess.run([str(python), *TOOLS[name](tmp_path)], cwd=ROOT, env=shell_env(python),
+                          capture_output=True, text=True, check=False, timeout=hang_limit(slowest_s=ENV_SLOWEST_S))
+    text = done.stdout + done.stderr
+    assert done.returncode == ENVIRONMENT_EXIT and "Traceback" not in text, text
+    assert missing_line(text, "torch") and str(python) in text, text
