@@ -2,18 +2,26 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
+import numpy as np
 import torch
 
+from cases.formats import BY_DTYPE, FloatFormat
 from harness.backends import any_fault
 from harness.guard import KernelRaised
 from reference import sealed
-from verdict.problem import MALFORMED, OTHER, Problem
+from verdict.problem import INPUT_MODIFIED, MALFORMED, OTHER, PADDING_MODIFIED, Problem
 from verdict.record import (
-    DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, WRONG_COUNTS, CaseParams, Check, InputLayout, Unwritten, WrongRow,
+    DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, VALUE_KINDS, WRONG_COUNTS, CaseParams, Check, InputLayout, Unwritten,
+    WrongRow, signed_kind,
 )
 
 SHOWN_ROWS = 20  # wrong rows spelled out in a message; the rest are counted
+# what a wrong row holds is read back for a check's first wrong rows only, and at most this many elements of them:
+# the diagnosis reads them as a sample (a batch of thousands of wrong rows, a 2^26-element generated case)
+HELD_ROWS = 32
+HELD_ELEMENTS = 1 << 22
 # alignment is recorded up to 16 bytes (a 128-bit vector load): allocations are aligned at least that much, so the
 # value is the input's offset's doing and the same on every run (larger powers of two are the allocator's luck)
 MAX_ALIGNMENT = 16
@@ -172,3 +180,50 @@ def assert_check(check: Check) -> None:
     __tracebackhide__ = True
     if not check.ok:
         raise AssertionError(message(check))
+
+
+def _kinds(bits: np.ndarray, fmt: FloatFormat) -> np.ndarray:
+    """Each element's kind of value as 2 x its index in VALUE_KINDS, plus 1 when its sign bit is set."""
+    u = bits.view(np.dtype(f"u{bits.dtype.itemsize}"))
+    t = u.dtype.type
+    magnitude, top = u & t(fmt.abs_mask), t(fmt.exponent_mask)
+    exponent, mantissa = magnitude & top, magnitude & t(fmt.mantissa_mask)
+    kind = np.select([magnitude == 0, exponent == 0, exponent != top, mantissa == 0, mantissa == t(fmt.quiet_bit),
+                      (mantissa & t(fmt.quiet_bit)) != 0], [0, 1, 2, 3, 4, 5], default=6)
+    return kind * 2 + (u >> t(fmt.width - 1)).astype(np.int64)
+
+
+def held_values(logits: torch.Tensor, wrong: Sequence[WrongRow]) -> tuple[WrongRow, ...]:
+    """WRONG with what its first rows hold, read from the input's bits: how many elements of each signed kind of
+    value, and for a row counted short the lengths of the suffixes holding exactly the NaNs it missed."""
+    fmt = BY_DTYPE.get(sealed.dtype_of(logits))
+    shape = sealed.shape_of(logits)
+    if fmt is None or len(shape) != 2 or not shape[1] or any(not 0 <= w.row < shape[0] for w in wrong):
+        return tuple(wrong)
+    take = list(wrong[:max(1, min(HELD_ROWS, HELD_ELEMENTS // shape[1]))])
+    kinds = _kinds(sealed.row_bits(logits, [w.row for w in take]), fmt)
+    width = 2 * len(VALUE_KINDS)
+    counts = np.bincount((kinds + width * np.arange(len(take))[:, None]).ravel(),
+                         minlength=width * len(take)).reshape(len(take), width)
+    nans_from_end = np.cumsum(kinds[:, ::-1] >= 2 * VALUE_KINDS.index("nan_canonical"), axis=1)
+    held = []
+    for i, w in enumerate(take):
+        holds = tuple((signed_kind(VALUE_KINDS[k // 2], bool(k % 2)), int(n)) for k, n in enumerate(counts[i]) if n)
+        short, suffix = w.expected - w.got, ()
+        if short > 0 and w.got >= 0:
+            lo, hi = int((nans_from_end[i] < short).sum()) + 1, int((nans_from_end[i] <= short).sum())
+            suffix = (lo, hi) if lo <= hi else ()
+        held.append(replace(w, holds=holds, short_suffix=suffix))
+    return (*held, *wrong[len(take):])
+
+
+def with_held_values(check: Check, logits: object) -> Check:
+    """CHECK with what its wrong rows hold (held_values), when LOGITS is the input it counted, left as it was given:
+    not where the kernel modified it or the input cannot be read back."""
+    if not check.wrong_rows or not isinstance(logits, torch.Tensor) or any(
+            p.kind in (INPUT_MODIFIED, PADDING_MODIFIED) for p in check.problems):
+        return check
+    try:
+        return replace(check, wrong_rows=held_values(logits, check.wrong_rows))
+    except Exception:  # noqa: BLE001 - what a row holds is evidence for the diagnosis, never a reason to fail a check
+        return check

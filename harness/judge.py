@@ -13,7 +13,7 @@ import torch
 
 from cases.family import Built, Context
 from harness.backends import Backend
-from harness.compare import compare_counts, describe_input, failed_launch, layout_of
+from harness.compare import compare_counts, describe_input, failed_launch, layout_of, with_held_values
 from harness.target import KernelUnderTest, run_path
 from verdict.problem import Problem
 from verdict.record import CaseParams, Check, Unwritten
@@ -48,14 +48,16 @@ def judge_path(target: KernelUnderTest, backend: Backend, path: str, logits: tor
 def judge_counts(backend: Backend, got: object, expected: torch.Tensor, params: CaseParams, path: str = "wrapper",
                  row_labels: Sequence[str] | None = None, side_effects: Sequence[Problem | str] = (),
                  logits: object = None, synchronize: bool = True, unwritten: Unwritten | None = None) -> Check:
-    """Compare counts the kernel returned with the reference; the result must live on the input's device."""
+    """Compare counts the kernel returned with the reference; the result must live on the input's device. Wrong
+    rows carry what they hold, read from LOGITS (the values explain a predicate's miscounts)."""
     if synchronize:
         backend.synchronize()
     on = logits.device.type if isinstance(logits, torch.Tensor) else backend.torch_type
-    return compare_counts(got, expected, params=params, path=path, device_type=on, row_labels=row_labels,
-                          side_effects=side_effects, card=backend.current_card(),
-                          input_desc=describe_input(logits) if logits is not None else "", layout=layout_of(logits),
-                          unwritten=unwritten)
+    check = compare_counts(got, expected, params=params, path=path, device_type=on, row_labels=row_labels,
+                           side_effects=side_effects, card=backend.current_card(),
+                           input_desc=describe_input(logits) if logits is not None else "", layout=layout_of(logits),
+                           unwritten=unwritten)
+    return with_held_values(check, logits)
 
 
 def judge_built(target: KernelUnderTest, backend: Backend, built: Built, params: CaseParams, path: str) -> Judged:

@@ -22,6 +22,7 @@ _TO = _BASE.to
 _NO_TORCH_FUNCTION = torch._C.DisableTorchFunction
 _TENSOR = torch.tensor
 _INT32 = torch.int32
+_INT64 = torch.int64
 _INT_VIEW = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 # per float dtype: (|bits| mask, exponent mask); |bits| above the exponent mask is a NaN (cases.formats derives the
 # same masks for building cases; the reference keeps its own so that it imports nothing of ours)
@@ -32,6 +33,7 @@ _FLOAT_MASKS = {
     torch.float64: (0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000),
 }
 _ELEMENT_SIZE = _BASE.element_size
+_INDEX_SELECT = _BASE.index_select
 _RESHAPE = _BASE.reshape
 _DTYPE = _BASE.dtype.__get__  # type: ignore[attr-defined]
 _SHAPE = _BASE.shape.__get__  # type: ignore[attr-defined]
@@ -62,6 +64,13 @@ def host_bits(x: torch.Tensor) -> np.ndarray:
     with _NO_TORCH_FUNCTION():
         plain = _CONTIGUOUS(_CPU(_DETACH(x)))
         return np.array(_NUMPY(_VIEW(plain, _INT_VIEW[_ELEMENT_SIZE(plain)])), copy=True)
+
+
+def row_bits(x: torch.Tensor, rows: list[int]) -> np.ndarray:
+    """The raw bit patterns of some rows of a 2-D tensor, on the host: [len(rows), columns], signed integers."""
+    with _NO_TORCH_FUNCTION():
+        picked = _INDEX_SELECT(x, 0, _TO(_TENSOR(rows, dtype=_INT64), _DEVICE(x)))
+    return host_bits(picked)
 
 
 def nan_counts(x: torch.Tensor) -> list[int]:

@@ -22,7 +22,7 @@ from reports import flaky
 from reports.not_run import Group, groups
 from reports.data_file import decoded_text
 from verdict.codec import from_data
-from verdict.record import ENVIRONMENT, FAILED_OUTCOMES, NOT_RUN, VERDICTS, TestRecord
+from verdict.record import ENVIRONMENT, FAILED_OUTCOMES, NOT_RUN, VALUE_KINDS, VERDICTS, TestRecord
 
 SCHEMA = "nan-harness-results/2"
 LEGACY_SCHEMA = "nan-harness-results/1"  # written before runs recorded how they ended
@@ -261,7 +261,10 @@ PARAMS = record({"family": STRING, "case_id": STRING, "dtype": STRING, "layout":
 CASE_ROW = record({"case_id": STRING, "row": nullable(COUNT), "expected": nullable(INT), "got": nullable(INT),
                    "label": STRING}, required=("row", "expected", "got"))  # row null: a problem, not a row
 UNWRITTEN = record({"observable": BOOL, "blind_rows": list_of(COUNT), "why": STRING}, required=("observable",))
-CHECK_ROW = record({"row": COUNT, "expected": INT, "got": INT, "label": STRING}, required=("row", "expected", "got"))
+HELD = Kind("a [signed kind of value, count > 0] pair", lambda v: isinstance(v, list) and len(v) == 2
+            and isinstance(v[0], str) and v[0][1:] in VALUE_KINDS and v[0][:1] in "+-" and _is_int(v[1]) and v[1] > 0)
+CHECK_ROW = record({"row": COUNT, "expected": INT, "got": INT, "label": STRING, "holds": list_of(HELD),
+                    "short_suffix": list_of(POSITIVE)}, required=("row", "expected", "got"))
 CHECK = record({"params": PARAMS, "path": STRING, "verdict": VERDICT, "expected_total": nullable(INT),
                 "got_total": nullable(INT), "problems": list_of(STRING), "problem_kinds": list_of(STRING),
                 "wrong_rows": list_of(CHECK_ROW),

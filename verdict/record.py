@@ -42,6 +42,22 @@ POISON = -0x5A5A5A5B  # 0xA5A5A5A5 as int32: what the harness fills an output wi
 # stands out (the harness writes it, the diagnosis reads it)
 
 
+# Kinds of value a row holds, each with its sign ("+inf", "-nan_quiet"): what a wrong NaN predicate counts or misses
+# whole. NaNs split by payload: the quiet bit alone (torch's float('nan')), quiet with more payload, signaling.
+VALUE_KINDS: tuple[str, ...] = ("zero", "subnormal", "normal", "inf", "nan_canonical", "nan_quiet", "nan_signaling")
+NAN_KINDS: frozenset[str] = frozenset(VALUE_KINDS[4:])
+# the kind of each IEEE class of cases.ieee; the others ("finite", "nan_other_payload") are no one kind by name
+KIND_OF_CLASS: dict[str, str] = {
+    "zero": "zero", "min_subnormal": "subnormal", "max_subnormal": "subnormal", "min_normal": "normal",
+    "one": "normal", "max_finite": "normal", "inf": "inf", "quiet_nan": "nan_canonical",
+    "nan_all_payload": "nan_quiet", "signaling_nan": "nan_signaling", "nan_low_payload": "nan_signaling"}
+
+
+def signed_kind(kind: str, negative: bool) -> str:
+    """The key a row's `holds` counts a kind of value under: "+inf", "-nan_signaling"."""
+    return f"{'-' if negative else '+'}{kind}"
+
+
 @dataclass(frozen=True)
 class ValueClass(JsonRecord):
     """One bit pattern as data (its IEEE class, sign and dtype), so rules and summaries never parse a row's label."""
@@ -55,6 +71,11 @@ class ValueClass(JsonRecord):
     @property
     def signed_name(self) -> str:
         return f"{'-' if self.negative else '+'}{self.name} {self.dtype}"
+
+    @property
+    def kind(self) -> str:
+        """Its signed kind of value ("+subnormal"), as a row's `holds` counts it; "" where the name tells none."""
+        return signed_kind(KIND_OF_CLASS[self.name], self.negative) if self.name in KIND_OF_CLASS else ""
 
 
 @dataclass(frozen=True)
@@ -106,12 +127,19 @@ class Unwritten(JsonRecord):
 
 @dataclass(frozen=True)
 class WrongRow(JsonRecord):
-    """One row whose count differs; `label` names what the row holds (IEEE class and bits, a pattern range)."""
+    """One row whose count differs; `label` names what the row holds (IEEE class and bits, a pattern range) for a
+    reader; `holds` and `short_suffix` say it as data, read from the input's bits (harness.compare.held_values)."""
 
     row: int
     expected: int
     got: int
     label: str = ""
+    # how many elements of each signed kind of value (VALUE_KINDS) the row holds, kinds it holds none of left out;
+    # () when not recorded (only a check's first wrong rows are, and only of a 2-D float input left unmodified)
+    holds: tuple[tuple[str, int], ...] = ()
+    # (lo, hi) for a row counted short: its last k elements hold exactly the NaNs it missed for every k from lo to
+    # hi (a kernel that never read its last k elements counts what it did); () when not short or not recorded
+    short_suffix: tuple[int, ...] = ()
 
     def describe(self) -> str:
         return f"row {self.row}: expected {self.expected}, got {self.got}" + (f" [{self.label}]" if self.label else "")
@@ -196,10 +224,12 @@ class Finding:
         return self.row.describe() if self.row is not None else self.problem
 
     def to_dict(self) -> dict[str, Any]:
-        """results.json's entry: a problem is a row-less entry whose label is the problem."""
+        """results.json's entry: a problem is a row-less entry whose label is the problem; a row's data for the
+        diagnosis (holds, short_suffix) stays with its check."""
         if self.row is None:
             return {"case_id": self.case_id, "row": None, "expected": None, "got": None, "label": self.problem}
-        return {"case_id": self.case_id, **to_data(self.row)}
+        row = self.row
+        return {"case_id": self.case_id, "row": row.row, "expected": row.expected, "got": row.got, "label": row.label}
 
 
 def worst(verdicts: Iterable[str]) -> str:
