@@ -3,15 +3,18 @@ how much the rows are off.
 
 A kernel that mishandles a row's last, partial block (a mask or loop bound, whole blocks or chunks only, masked lanes
 read as NaN) fails only vocab sizes that are not a multiple of its block B and passes the multiples. B is inferred
-for any block, a power of two or not, and per path (a wrapper may launch another block than the direct path gets):
-masked lanes add exactly -vocab mod B to a row, which names B; otherwise the candidates are the divisors of passing
-vocabs (with NaNs) that divide no failing vocab and leave every failing row off by no more than its last block can
-make it, and the one whose counts fit the most failing checks wins (a kernel reading whole blocks only leaves each
-row short by at most vocab mod B and counting no more than its whole blocks), then the one the fewest passing rows
-shorter than it contradict, then the one the most passing vocabs agree with (multiples pass, others fail), then the
-largest. Sizes that score the same are named beside it. Where the counts fit no candidate (a mask one lane too wide
-fits many), the item keeps its class but claims no block in `blocks`; its evidence names the anchor's block where
-that fits the shapes.
+for any block, a power of two or not, and per path (a wrapper may launch another block than the direct path gets),
+from the counts, and only where every failing shape is off by what B's last block leaves: masked lanes add exactly
+-vocab mod B to a row; a kernel reading whole blocks only leaves each row short by exactly the NaNs of its last
+vocab mod B elements (where the row's short_suffix is recorded; else by at most that many), counting no more than its
+whole blocks. The candidates are the divisors of passing vocabs (with NaNs) that divide no failing vocab; of those
+every failing shape fits, the one whose counts fit the most failing checks of any family wins, then the one the
+fewest passing rows shorter than it contradict, then the one the most passing vocabs agree with, then the largest;
+sizes that score the same are named beside it. Where the counts name no block (a mask one lane too wide fits many),
+only the anchor's is named, where the failing checks' own families pass at its multiples (the same cases at another
+vocab), and `blocks` leaves the path out; no block is guessed from which shapes pass alone. Checks whose every wrong
+row the predicate's values explain (diagnosis_predicate.value_explained: the Inf, subnormals or NaN patterns each row
+holds) are no evidence of a block and are left out first.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
 from reports.diagnosis_base import Diagnosis, example, found, passing_checks, vocab, wrong_checks
+from reports.diagnosis_predicate import value_explained
 from verdict.record import Check, TestRecord
 
 SHAPE_FAMILIES = ("matrix", "shapes", "sweep", "magnitudes")  # their failures must all be off the block
@@ -38,22 +42,28 @@ class Counts:
     counted: bool  # some row counted a NaN
     excess: int | None  # the one amount every wrong row counts over, if they agree
     clean: bool  # no problem beside the counts
+    # per wrong row whose values are recorded: the suffix lengths holding exactly the NaNs it missed ((1, 0): none)
+    suffixes: tuple[tuple[int, int], ...] = ()
 
 
 def counts_of(c: Check) -> Counts:
     """One failing check's Counts (read once per check, then tried against every candidate block)."""
     shorts = [w.expected - w.got for w in c.wrong_rows] or [0]
     over = {-s for s in shorts}
+    suffixes = tuple((w.short_suffix[0], w.short_suffix[1]) if len(w.short_suffix) == 2 else (1, 0)
+                     for w in c.wrong_rows if w.holds)
     return Counts(vocab(c), (min(shorts), max(shorts)), max((w.got for w in c.wrong_rows), default=0),
-                  bool(c.got_total), next(iter(over)) if len(over) == 1 else None, not c.problems)
+                  bool(c.got_total), next(iter(over)) if len(over) == 1 else None, not c.problems, suffixes)
 
 
 def dropped(k: Counts, block: int) -> bool:
-    """A kernel that reads whole blocks only: each wrong row short by at most the last partial block and counting no
-    more than the whole blocks hold; a row shorter than a block counts nothing."""
+    """A kernel that reads whole blocks only: each wrong row short by exactly the NaNs of its last, partial block
+    (where its values are recorded; else by at most its elements) and counting no more than the whole blocks hold;
+    a row shorter than a block counts nothing."""
     part = k.vocab % block
     return (bool(part) and k.clean and (k.vocab >= block or not k.counted) and k.short[0] > 0
-            and k.short[1] <= part and k.most_got <= k.vocab - part)
+            and k.short[1] <= part and k.most_got <= k.vocab - part
+            and all(lo <= part <= hi for lo, hi in k.suffixes))
 
 
 def within_last(k: Counts, block: int) -> bool:
@@ -81,9 +91,9 @@ class Block:
     failing: tuple[int, ...]  # failing vocabs of the shape families (none a multiple)
     multiples: tuple[int, ...]  # passing vocabs (with NaNs) that are multiples
     others: tuple[int, ...]  # other sizes the shapes fit as well
-    # "" when the counts name the block; when they fit no candidate (a mask off by one, say): "the anchor's" where the
-    # direct launch's block fits the shapes (the evidence names it as the likeliest), else "unnamed"; either way the
-    # item's `blocks` leaves the path out
+    # "" when the counts name the block; "the anchor's" when they fit no candidate (a mask off by one, say) and the
+    # failing checks' own families pass at multiples of the direct launch's block (the item's `blocks` leaves the
+    # path out then)
     guess: str = ""
 
 
@@ -111,6 +121,14 @@ def _candidates(wrong: Sequence[Counts], controls: Sequence[int]) -> tuple[set[i
     return {b for v in controls for b in _divisors(v) if all(within_last(k, b) for k in wrong)}, dropped
 
 
+def _anchor_control(wrong: Sequence[Pair], passing: Sequence[Check]) -> tuple[int, ...]:
+    """Vocabs that are multiples of the anchor's block and pass, with NaNs, in a family of the failing checks: the
+    same cases at another vocab, the one control a block the counts do not name may rest on."""
+    families = {c.params.family for _, c in wrong}
+    return tuple(sorted({vocab(c) for c in passing if _with_nans(c) and c.params.in_domain
+                         and c.params.family in families and vocab(c) % ANCHOR_BLOCK_SIZE == 0}))
+
+
 def infer(wrong: Sequence[Pair], everywhere: Sequence[Pair], passing: Sequence[Check]) -> Block | None:
     """The block of one path: `wrong` its shape families' failing checks (every one must be off the block),
     `everywhere` all its failing 2-D checks (their counts pick among candidates), `passing` its passing checks."""
@@ -118,10 +136,12 @@ def infer(wrong: Sequence[Pair], everywhere: Sequence[Pair], passing: Sequence[C
         return None
     agree = [vocab(c) for c in passing if _with_nans(c) and c.params.in_domain]
     controls = sorted(set(agree))
-    sizes, signature = _candidates([counts_of(c) for _, c in wrong], controls)
+    shaped = [counts_of(c) for _, c in wrong]
+    sizes, signature = _candidates(shaped, controls)
     if not sizes:
         return None
     counted = [(r, c, counts_of(c)) for r, c in everywhere if vocab(c)]
+    exact = [b for b in sizes if all(signature(k, b) for k in shaped)]  # every failing shape what B's tail leaves
 
     def score(b: int) -> tuple[int, int, int, int]:
         """Failing checks whose counts fit, passing rows shorter than the block (a partial block passing whole),
@@ -129,22 +149,31 @@ def infer(wrong: Sequence[Pair], everywhere: Sequence[Pair], passing: Sequence[C
         fit = sum(signature(k, b) for _, _, k in counted)
         return fit, -sum(v < b for v in agree), sum(1 if v % b == 0 else -1 for v in agree), b
 
-    ranked = sorted(sizes, key=score, reverse=True)
-    named = score(ranked[0])[0] > 0  # the counts name it; else the shapes alone fit several sizes
-    best = ranked[0] if named or ANCHOR_BLOCK_SIZE not in sizes else ANCHOR_BLOCK_SIZE
+    failing = tuple(sorted({vocab(c) for _, c in wrong}))
+    if not exact:  # the counts name no block: only the anchor's, on a control of the same families
+        same = _anchor_control(wrong, passing)
+        return Block(ANCHOR_BLOCK_SIZE, signature, (), failing, same, (), "the anchor's") \
+            if ANCHOR_BLOCK_SIZE in sizes and same else None
+    ranked = sorted(exact, key=score, reverse=True)
+    best = ranked[0]
     ties = tuple(b for b in ranked if b != best and score(b)[:3] == score(best)[:3])
     multiples = tuple(sorted({v for v in controls if v % best == 0}))
     if signature is dropped and not multiples:
         return None
-    return Block(best, signature, tuple((r, c) for r, c, k in counted if signature(k, best)),
-                 tuple(sorted({vocab(c) for _, c in wrong})), multiples, ties,
-                 "" if named else "the anchor's" if best == ANCHOR_BLOCK_SIZE else "unnamed")
+    return Block(best, signature, tuple((r, c) for r, c, k in counted if signature(k, best)), failing, multiples,
+                 ties)
+
+
+def _unexplained(records: Sequence[TestRecord]) -> list[Pair]:
+    """The wrong 2-D checks that the predicate's values do not explain: what a block may be read from."""
+    by_values = {(r.id, id(c)) for r, c in value_explained(records)}
+    return [(r, c) for r, c in wrong_checks(records) if vocab(c) and (r.id, id(c)) not in by_values]
 
 
 def _blocks_by_path(records: Sequence[TestRecord]) -> dict[str, Block] | None:
     """Each failing path's block, read from that path's checks; from every path's checks together where one path's
     alone name none (a control seen on the other path only)."""
-    wrong = [(r, c) for r, c in wrong_checks(records) if vocab(c)]
+    wrong = _unexplained(records)
     shaped = [(r, c) for r, c in wrong if r.family in SHAPE_FAMILIES]
     passing = passing_checks(records)
     paths = sorted({c.path for _, c in shaped})
@@ -167,14 +196,12 @@ def _path_evidence(path: str, b: Block) -> str:
     if b.signature is masked:
         how = (f"each wrong row (vocabs {failing}) counts exactly the masked lanes of its last {b.size}-block too "
                f"(-vocab mod {b.size})")
-    elif b.guess == "unnamed":
-        how = (f"only vocab sizes off a block fail (vocabs {failing}), each row off by no more than its last, partial "
-               f"block; the counts name no block: B={b.size} fits the shapes best (its multiples pass: {multiples})")
     else:
         counts = (f"the counts of {len(b.fits)} failing check(s) fit a kernel that reads whole {b.size}-blocks only "
                   f"(each row short by at most vocab mod {b.size})" if b.fits else
                   "each wrong row is off by no more than its last, partial block; the counts name no block, "
-                  f"B={b.size} is the anchor's (the direct launch's BLOCK_SIZE)")
+                  f"B={b.size} is the anchor's (the direct launch's BLOCK_SIZE), its multiples passing in the "
+                  "failing cases' own families")
         how = f"rows whose vocab is not a multiple of B={b.size} fail (vocabs {failing}); multiples pass " \
               f"(vocabs {multiples}); {counts}"
     also = f" ({', '.join(map(str, b.others[:3]))} fit the shapes as well)" if b.others else ""
@@ -187,7 +214,7 @@ def tail(records: Sequence[TestRecord]) -> Diagnosis | None:
     found_blocks = _blocks_by_path(records)
     if not found_blocks:
         return None
-    shaped = [(r, c) for r, c in wrong_checks(records) if r.family in SHAPE_FAMILIES and vocab(c)]
+    shaped = [(r, c) for r, c in _unexplained(records) if r.family in SHAPE_FAMILIES]
     fits = [x for b in {id(b): b for b in found_blocks.values()}.values() for x in b.fits]
     hits = list({(r.id, id(c)): (r, c) for r, c in [*shaped, *fits]}.values())
     more = [c for r, c in hits if r.family not in SHAPE_FAMILIES]
