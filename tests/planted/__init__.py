@@ -59,6 +59,20 @@ PLANTED: tuple[Planted, ...] = (
     Planted("pred_canonical_only", "predicate", "ieee", (r"ieee-(rows|mixed)",)),
     Planted("pred_half_mask", "predicate", "bf16-special or bf16-ieee",
             (r"test_case\[bf16-special", r"bf16-ieee")),
+    # each class again in another style (float compares, raw 16-bit fields, shifts, unsigned ranges), with a wrapper
+    # of its own or another block (1,000 to 4,096): the diagnosis must read the values, not the shapes, first
+    Planted("pred_inf_float_compare", "predicate", "fp32-special or fp32-ieee-rows",
+            (r"test_case\[fp32-special", r"fp32-ieee-rows")),
+    Planted("pred_inf_exponent", "predicate", "fp16-special or fp16-ieee-rows",
+            (r"test_case\[fp16-special", r"fp16-ieee-rows")),
+    Planted("pred_subnormal_block1000", "predicate", "fp16-special or fp16-ieee-rows",
+            (r"test_case\[fp16-special", r"fp16-ieee-rows")),
+    Planted("pred_quiet_only_shift", "predicate", "fp32-ieee", (r"fp32-ieee-(rows|mixed)",)),
+    Planted("pred_canonical_only_float", "predicate", "bf16-ieee", (r"bf16-ieee-(rows|mixed)",)),
+    Planted("pred_negative_range", "predicate", "fp32-ieee or bf16-prefix-1x128",
+            (r"fp32-ieee-(rows|mixed)", r"test_case\[bf16-prefix")),
+    Planted("pred_half_mask_fields", "predicate", "bf16-special or bf16-ieee",
+            (r"test_case\[bf16-special", r"bf16-ieee")),
     # triton-ascend cannot load float64 at all: there the kernel refuses it, which the contract allows
     Planted("float64_low_word", "predicate", "outside_domain and float64",
             (r"test_outside_domain_refused_or_counted\[dtype-float64\]",), flavour="triton"),
