@@ -21,14 +21,16 @@ def _not_normal(x):
     if x.dtype == tl.float16:
         h = x.to(tl.int16, bitcast=True).to(tl.int32)
         exponent = (h >> 10) & 0x1F
-        return ((h & 0x3FF) != 0) & ((exponent == 0) | (exponent == 0x1F))
-    if x.dtype == tl.bfloat16:
+        flags = ((h & 0x3FF) != 0) & ((exponent == 0) | (exponent == 0x1F))
+    elif x.dtype == tl.bfloat16:
         h = x.to(tl.int16, bitcast=True).to(tl.int32)
         exponent = (h >> 7) & 0xFF
-        return ((h & 0x7F) != 0) & ((exponent == 0) | (exponent == 0xFF))
-    bits = x.to(tl.int32, bitcast=True)
-    exponent = (bits >> 23) & 0xFF
-    return ((bits & 0x7FFFFF) != 0) & ((exponent == 0) | (exponent == 0xFF))  # BUG: exponent 0 is no NaN
+        flags = ((h & 0x7F) != 0) & ((exponent == 0) | (exponent == 0xFF))
+    else:
+        bits = x.to(tl.float32).to(tl.int32, bitcast=True)
+        exponent = (bits >> 23) & 0xFF
+        flags = ((bits & 0x7FFFFF) != 0) & ((exponent == 0) | (exponent == 0xFF))  # BUG: exponent 0 is no NaN
+    return flags
 
 
 @triton.jit
