@@ -98,6 +98,12 @@ def _unwritten(hits: Sequence[tuple[TestRecord, Check, int]]) -> str:
     return f"; whether those rows were written cannot be told ({why})"
 
 
+def _ordinal(k: int) -> str:
+    """2nd, 3rd, 4th, 11th, 21st: the item's name is read aloud."""
+    suffix = "th" if 10 <= k % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(k % 10, "th")
+    return f"{k}{suffix}"
+
+
 def every_kth_row(records: Sequence[TestRecord]) -> Diagnosis | None:
     """Wrong rows spaced by one step k >= 2, with the rows between them right: a row index scaled or strided by k."""
     hits = []
@@ -109,7 +115,7 @@ def every_kth_row(records: Sequence[TestRecord]) -> Diagnosis | None:
     if not hits:
         return None
     r, c, k = hits[0]
-    return found("traversal", f"every {k}th row wrong (a row index scaled or stepped by {k})",
+    return found("traversal", f"every {_ordinal(k)} row wrong (a row index scaled or stepped by {k})",
                  f"{len(hits)} check(s) miscount rows spaced by {sorted({h[2] for h in hits})} with the rows "
                  f"between right, e.g. {c.params.case_id} ({c.path}) rows "
                  f"{_spell(_ranges([w.row for w in c.wrong_rows]))}", [(r, c) for r, c, _ in hits])

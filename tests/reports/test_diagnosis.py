@@ -623,14 +623,16 @@ def test_row_limit_near_miss_a_short_suffix_is_content_not_launch() -> None:
     assert all(c != "launch" for c, _ in categories([_batch("fp32-shape-21x33", 21, 17)]))
 
 
-def test_every_kth_row() -> None:
-    counts = [_row(2, 0 if i % 4 == 3 else 2) for i in range(64)]
-    assert first([case("shapes", "fp32-shape-64x33", (64, 33), counts)])[1].startswith("every 4th row wrong")
+@pytest.mark.parametrize("k, name", [(4, "every 4th row wrong"), (3, "every 3rd row wrong"),
+                                     (2, "every 2nd row wrong"), (11, "every 11th row wrong")])
+def test_every_kth_row(k: int, name: str) -> None:
+    counts = [_row(2, 0 if i % k == k - 1 else 2) for i in range(64)]
+    assert first([case("shapes", "fp32-shape-64x33", (64, 33), counts)])[1].startswith(name)
 
 
 def test_every_kth_row_near_miss_irregular_rows() -> None:
     counts = [_row(2, 0 if i in (3, 7, 12) else 2) for i in range(64)]
-    assert all("th row wrong" not in n for _, n in categories([case("shapes", "s", (64, 33), counts)]))
+    assert not any(n.startswith("every ") for _, n in categories([case("shapes", "s", (64, 33), counts)]))
 
 
 def test_saturated_counter() -> None:
