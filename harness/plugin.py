@@ -8,10 +8,11 @@ pytest; it acts only in a run that asked for the harness (harness.activation).
 from __future__ import annotations
 
 import importlib
+from collections.abc import Generator
 
 import pytest
 
-from harness import activation, backends, environment_failures, needs, options
+from harness import activation, backends, environment_failures, misread, needs, options
 from harness.environment_failures import Failure
 
 
@@ -68,12 +69,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "select it with -k ID); repeatable")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
-    """Decide, from the whole command line, whether this run asked for the harness (after restarting a command
-    whose option value pytest took for its rootdir)."""
-    activation.restart_if_misread(early_config, parser.getgroup(activation.GROUP).options)
-    activation.decide(early_config, parser, args)
+@pytest.hookimpl(wrapper=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]
+                                  ) -> Generator[None, object, object]:
+    """Decide, from the whole command line, whether this run asked for the harness, and refuse one whose option
+    value pytest took for a test path; a wrapper, so before reports.plugin writes its placeholders."""
+    if activation.decide(early_config, parser, args):
+        flags = [name for option in parser.getgroup(activation.GROUP).options for name in option.names()]
+        misread.refuse(early_config, parser, flags)
+    return (yield)
 
 
 def stop_if_lacking(config: pytest.Config) -> None:

@@ -71,9 +71,11 @@ def test_runner_command_line(tmp_path: Path) -> None:
     assert cli.suite() == ROOT / SUITE  # in a checkout; installed, the package harness.suite
 
 
-def test_wheel_ships_the_suite_plugins_and_command(tmp_path: Path) -> None:
-    """Build the wheel (setuptools, no network) from a copy of what pyproject.toml names and read what it holds."""
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built (setuptools, no network) from a copy of what pyproject.toml names."""
     pytest.importorskip("setuptools")
+    tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "source"
     source.mkdir()
     shutil.copy(ROOT / "pyproject.toml", source)
@@ -84,15 +86,45 @@ def test_wheel_ships_the_suite_plugins_and_command(tmp_path: Path) -> None:
              "print(build_meta.build_wheel(sys.argv[1]))")
     done = subprocess.run([sys.executable, "-c", build, str(tmp_path / "dist")], cwd=source, env=clean_env(),
                           capture_output=True, text=True, check=False,
-                          timeout=hang_limit(slowest_s=1.5))  # this whole test
+                          timeout=hang_limit(slowest_s=1.5))  # the whole build
     assert done.returncode == 0, done.stderr[-3000:]
-    wheel = zipfile.ZipFile(tmp_path / "dist" / done.stdout.strip().splitlines()[-1])
-    names = wheel.namelist()
-    entry_points = wheel.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
-    assert "[pytest11]" in entry_points and "[console_scripts]" in entry_points
+    return tmp_path / "dist" / done.stdout.strip().splitlines()[-1]
+
+
+def test_wheel_ships_the_suite_plugins_and_command(wheel: Path) -> None:
+    """What the wheel holds: the suite, every package, the entry points and the command."""
+    names = zipfile.ZipFile(wheel).namelist()
+    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/entry_points.txt")))
+    assert b"[pytest11]" in entry_points and b"[console_scripts]" in entry_points
     for name in ("harness.plugin", "reports.plugin", "reports.html"):
-        assert f"{name} = {name}" in entry_points
-    assert "nan-harness = harness.cli:main" in entry_points
+        assert f"{name} = {name}".encode() in entry_points
+    assert b"nan-harness = harness.cli:main" in entry_points
     assert "harness/suite/test_families.py" in names and "harness/suite/__init__.py" in names
     assert "cases/families/matrix.py" in names and "kernel/num_nans.py" in names
     assert not [n for n in names if n.startswith("tests/")], "the checkout's tests/ must not install as `tests`"
+
+
+def test_installed_a_path_after_a_space_is_a_usage_error(wheel: Path, tmp_path: Path) -> None:
+    """The wheel installed (pip --target, no network), nothing of the checkout importable: from any folder,
+    `python -m pytest --kernel-path /abs/dir` (pytest roots at /abs/dir before any plugin loads) ends in one line
+    naming `--kernel-path=/abs/dir`, writing nothing; `nan-harness` (its own configuration and rootdir) takes the
+    same words as the option's value."""
+    site, folder, here = tmp_path / "site", tmp_path / "abs" / "mine", tmp_path / "here"
+    folder.mkdir(parents=True)
+    here.mkdir()
+    limit = hang_limit(slowest_s=4.7)  # this whole test
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target",
+                           str(site), str(wheel)], env=clean_env(), capture_output=True, text=True, check=False,
+                          timeout=limit)
+    assert done.returncode == 0, done.stderr[-3000:]
+    env = clean_env({"PYTHONPATH": str(site)})
+    refused = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--device", "cpu",
+                              "--kernel-path", str(folder), "--markers"], cwd=here, env=env, capture_output=True,
+                             text=True, check=False, timeout=limit)
+    lines = [line for line in (refused.stdout + refused.stderr).splitlines() if line.strip()]
+    assert refused.returncode == 4 and len(lines) == 1, lines[-20:]
+    assert lines[0].startswith(f"ERROR: --kernel-path {folder}: ") and lines[0].endswith(f"--kernel-path={folder}")
+    assert not list(here.iterdir())
+    ran = subprocess.run([sys.executable, "-m", "harness", "--device", "cpu", "--kernel-path", str(folder),
+                          "--markers"], cwd=here, env=env, capture_output=True, text=True, check=False, timeout=limit)
+    assert ran.returncode == 0 and "nan_special" in ran.stdout, ran.stdout[-3000:] + ran.stderr[-3000:]

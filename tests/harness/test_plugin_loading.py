@@ -1,4 +1,5 @@
-"""The plugins load once: by `-p` (a checkout's pyproject addopts), by the pytest11 entry point (an install), or both.
+"""The plugins load one way in a checkout (pyproject's addopts `-p`) and one way installed (the pytest11 entry
+points), once when both apply; an option value pytest took for a test path never runs without the configuration.
 
 An install is stood in for by the dist-info pip writes, made from pyproject.toml's [project] table in a temporary
 folder on PYTHONPATH (no build, no network); tests/harness/test_packaging.py builds the real wheel.
@@ -38,7 +39,8 @@ def pytest_configure(config):
     eps = sorted(ep.name for ep in entry_points(group="pytest11"))
     Path(os.environ["NAN_SPY_OUT"]).write_text(json.dumps({{"names": names, "impls": impls, "dists": dists,
                                                            "entry_points": eps, "inipath": str(config.inipath),
-                                                           "waivers": config.getoption("--nan-waivers", None)}}))
+                                                           "waivers": config.getoption("--nan-waivers", None),
+                                                           "kernel_path": config.getoption("--kernel-path", None)}}))
 '''
 
 
@@ -55,6 +57,20 @@ def addopts_plugins() -> list[str]:
     return [opts[i + 1] for i, opt in enumerate(opts) if opt == "-p"]
 
 
+def spy_only(folder: Path) -> Path:
+    """The spy on PYTHONPATH and no install: the checkout as it is."""
+    folder.mkdir(parents=True)
+    (folder / "nan_spy.py").write_text(SPY)
+    return folder
+
+
+def assert_usage_error(done: subprocess.CompletedProcess[str], seen: dict, first: str, last: str) -> None:
+    """Exit 4 before configure (nothing ran), with one line of error that begins and ends so."""
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert done.returncode == 4 and not seen, f"exit {done.returncode}, spy {seen}:\n" + "\n".join(lines[-20:])
+    assert len(lines) == 1 and lines[0].startswith(first) and lines[0].endswith(last), lines
+
+
 def fake_install(folder: Path) -> Path:
     """What pip install leaves for the entry points: a dist-info with METADATA and entry_points.txt."""
     project = pyproject()["project"]
@@ -67,11 +83,13 @@ def fake_install(folder: Path) -> Path:
     return folder
 
 
-def spy_run(site: Path, cwd: Path, args: list[str]) -> tuple[subprocess.CompletedProcess[str], dict]:
-    """pytest ARGS in CWD with `site` (the stand-in install) and the checkout importable; what the spy saw."""
+def spy_run(site: Path, cwd: Path, args: list[str], tool: str = "pytest"
+            ) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """`python -m TOOL` ARGS in CWD with `site` (the stand-in install, or the spy alone) and the checkout importable;
+    what the spy saw ({} when pytest ended before configure)."""
     out = site / f"spy-{len(list(site.glob('spy-*')))}.json"
     env = clean_env({"PYTHONPATH": os.pathsep.join((str(site), str(ROOT))), "NAN_SPY_OUT": str(out)})
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "nan_spy", "-p", "no:cacheprovider", *args],
+    done = subprocess.run([sys.executable, "-m", tool, "-p", "nan_spy", "-p", "no:cacheprovider", *args],
                           cwd=cwd, env=env, capture_output=True, text=True, check=False,
                           timeout=hang_limit(slowest_s=6.5))  # the slowest test of this file
     seen = json.loads(out.read_text()) if out.is_file() else {}
@@ -117,53 +135,87 @@ def test_installed_plugin_loads_from_any_folder(tmp_path: Path) -> None:
     assert "--nan-waivers" in done.stdout and "--kernel" in done.stdout
 
 
-def test_absolute_option_value_keeps_the_options(tmp_path: Path) -> None:
-    """Issue 19's case, installed: an absolute path after a space moves pytest's rootdir off pyproject.toml; the
-    entry points, not the rootdir's addopts, load the plugins, and they restart the command with the value joined
-    by `=`, so the checkout's configuration is read after all. (`--markers` parses the whole command line, as a
-    run does; `--help` would stop before the unknown options are refused.)"""
-    site = fake_install(tmp_path / "site")
-    waivers = tmp_path / "w.toml"
-    waivers.write_text("")
-    done, seen = spy_run(site, ROOT, ["-m", "nan_special", "--nan-waivers", str(waivers), "--markers",
-                                      "--device", "cpu", f"--nan-json={tmp_path / 'results.json'}"])
-    assert "unrecognized arguments" not in done.stderr, done.stderr[-3000:]
+def test_the_checkout_loads_the_plugins_one_way(tmp_path: Path) -> None:
+    """Not installed, only pyproject's addopts name the plugins: no pytest11 entry point of the checkout (a dist-info
+    folder on the path) and no root conftest load them, so a run that drops the addopts has no harness options."""
+    site = spy_only(tmp_path / "site")
+    done, seen = spy_run(site, ROOT, ["--markers", "--device", "cpu"])
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_once(seen, done)
-    assert seen["inipath"].endswith("pyproject.toml"), seen
-    assert seen["waivers"] == str(waivers)
+    assert not set(PLUGINS) & set(seen["entry_points"]), f"entry points of the checkout: {seen['entry_points']}"
+    done, seen = spy_run(site, ROOT, ["-o", "addopts=", "--markers", "--device", "cpu"])
+    assert done.returncode == 4 and "unrecognized arguments: --device" in done.stderr, done.stderr[-3000:]
 
 
-def test_root_conftest_keeps_the_plugins_without_the_addopts(tmp_path: Path) -> None:
-    """A checkout run that replaces pyproject's addopts (`-o addopts=`, no HTML or JUnit) still has the suite's
-    options: the root conftest.py names the same plugins, and each is registered once."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "nan_spy.py").write_text(SPY)
-    done, seen = spy_run(site, ROOT, ["-o", "addopts=", "-m", "nan_special", "--markers", "--device", "cpu",
-                                      f"--nan-json={tmp_path / 'results.json'}"])
-    assert "unrecognized arguments" not in done.stderr, done.stderr[-3000:]
+def test_a_run_that_drops_the_addopts_names_the_plugins_itself(tmp_path: Path) -> None:
+    """`-o addopts=` (no HTML or JUnit files) with the plugins named by `-p`: each registered once."""
+    plugins = [arg for name in PLUGINS for arg in ("-p", name)]
+    done, seen = spy_run(spy_only(tmp_path / "site"), ROOT, ["-o", "addopts=", *plugins, "-m", "nan_special",
+                                                             "--markers", "--device", "cpu"])
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_once(seen, done)
+
+
+@pytest.mark.parametrize("where, option, kind", [("checkout", "--nan-waivers", "file"),
+                                                 ("elsewhere", "--kernel-path", "folder"),
+                                                 ("checkout", "--nan-json", "new")])
+def test_installed_a_path_after_a_space_is_a_usage_error(tmp_path: Path, where: str, option: str, kind: str) -> None:
+    """Installed (the entry points load the plugins whatever pytest read), `OPTION /abs/path` moves pytest's rootdir
+    off the configuration before any plugin loads (pytest-dev/pytest#8846): one line names the `=` form, and nothing
+    runs. A file the run writes (`--nan-json`) counts too: the run's xdist workers parse the same command line once
+    it exists, and a second run of the same command would be refused."""
+    site, elsewhere = fake_install(tmp_path / "site"), tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    value = tmp_path / "abs" / {"file": "w.toml", "folder": "mine", "new": "results.json"}[kind]
+    value.parent.mkdir()
+    if kind == "file":
+        value.write_text("")
+    elif kind == "folder":
+        value.mkdir()
+    done, seen = spy_run(site, ROOT if where == "checkout" else elsewhere,
+                         ["-m", "nan_special", "--markers", "--device", "cpu", option, str(value)])
+    assert_usage_error(done, seen, f"ERROR: {option} {value}: pytest ", f"write {option}={value}")
+    assert ("once the run has written that file" in done.stderr) == (kind == "new")
+    if kind == "new":  # refused before the reports' placeholders
+        assert not value.exists() and not value.with_name("summary.md").exists()
 
 
 @pytest.mark.parametrize("exists", [False, True], ids=["new-file", "existing-file"])
-def test_an_absolute_path_after_a_space_keeps_the_configuration(tmp_path: Path, exists: bool) -> None:
-    """From the checkout, not installed: `python -m pytest --nan-json /abs/r.json` is an option value, never a test
-    path. A new file: the addopts `-p` load the plugins before the command line is parsed. An existing file moves
-    pytest's rootdir before any plugin loads (pytest-dev/pytest#8846): the checkout's dist-info loads the plugins
-    and they restart the command as `--nan-json=/abs/r.json` (harness/activation.py), so pyproject.toml is read."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "nan_spy.py").write_text(SPY)
+def test_a_path_after_a_space_never_runs_without_the_configuration(tmp_path: Path, exists: bool) -> None:
+    """From the checkout, not installed: `python -m pytest --nan-json /abs/r.json` with no test path. An existing
+    file roots pytest at /abs before any plugin loads; nothing of ours loads (the configuration was not read), and
+    pytest's own usage error refuses the harness's options. A new file: the addopts load the plugins, and the harness
+    refuses the command, which its xdist workers (or its next run) would read once the file exists."""
     results = tmp_path / "abs" / "results.json"
+    results.parent.mkdir()
     if exists:
-        results.parent.mkdir()
         results.write_text("{}")
-    done, seen = spy_run(site, ROOT, ["-m", "nan_special", "--markers", "--device", "cpu", "--nan-json", str(results)])
-    assert "unrecognized arguments" not in done.stderr, done.stderr[-3000:]
-    assert done.returncode == 0 and seen["inipath"].endswith("pyproject.toml"), done.stdout[-3000:] + str(seen)
+    done, seen = spy_run(spy_only(tmp_path / "site"), ROOT, ["-m", "nan_special", "--markers", "--device", "cpu",
+                                                             "--nan-json", str(results)])
+    if exists:
+        assert done.returncode == 4 and not seen, done.stdout[-3000:] + done.stderr[-3000:]
+        assert "unrecognized arguments: --device --nan-json" in done.stderr, done.stderr[-3000:]
+        assert results.read_text() == "{}"
+    else:
+        assert_usage_error(done, seen, f"ERROR: --nan-json {results}: pytest ", f"write --nan-json={results}")
+        assert not results.exists()
+
+
+@pytest.mark.parametrize("tool", ["pytest -c pyproject.toml", "harness"])
+def test_a_named_configuration_takes_paths_after_a_space(tmp_path: Path, tool: str) -> None:
+    """tox's `pytest -c pyproject.toml ...` and `nan-harness` (its own configuration and rootdir) root where they
+    say whatever the paths: `--kernel-path /path/to/folder` (the README's command) is that option's value."""
+    waivers, folder = tmp_path / "abs" / "w.toml", tmp_path / "abs" / "mine"
+    folder.mkdir(parents=True)
+    waivers.write_text("")
+    module, *head = tool.split()
+    done, seen = spy_run(spy_only(tmp_path / "site"), ROOT, [*head, "--markers", "--device", "cpu",
+                                                             "--nan-waivers", str(waivers), "--kernel-path",
+                                                             str(folder), f"--nan-json={tmp_path / 'r.json'}"],
+                         tool=module)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_once(seen, done)
+    assert seen["waivers"] == str(waivers) and seen["kernel_path"] == [str(folder)]
 
 
 def test_other_projects_runs_are_left_alone(tmp_path: Path) -> None:

@@ -1,40 +1,45 @@
-"""Joining a harness option with its value: only options that take one, only values that are existing paths."""
+"""What harness.misread reads from a command line: the values pytest may take for test paths, and where they root it.
+
+The runs themselves (a usage error, never a run without the configuration) are in tests/harness/test_plugin_loading.py.
+"""
 from __future__ import annotations
+
+import argparse
+from pathlib import Path
 
 import pytest
 
-from harness.activation import rejoined, value_flags
+from harness.misread import nearest_folder, setup_for, spaced
 
 pytestmark = pytest.mark.nan_harness
 
-
-class Option:
-    """pytest's Argument as value_flags reads it: names() and attrs()."""
-
-    def __init__(self, *names: str, **attrs: object) -> None:
-        self._names, self._attrs = names, attrs
-
-    def names(self) -> list[str]:
-        return list(self._names)
-
-    def attrs(self) -> dict[str, object]:
-        return self._attrs
+NO_CONFIG = argparse.Namespace(inifilename=None, override_ini=None, rootdir=None)
 
 
-def test_only_options_that_take_a_value_are_joined() -> None:
-    flags = value_flags([Option("--nan-json"), Option("--kernel-path", action="append"),
-                         Option("--nan-fp32-full", action="store_true"), Option("-x", "--nan-short")])
-    assert flags == {"--nan-json", "--kernel-path", "--nan-short"}
-
-
-def test_existing_values_are_joined_and_test_paths_are_kept() -> None:
-    exists = {"/abs/r.json", "tests/x.py", "/abs/dir"}.__contains__
+def test_only_spaced_values_that_are_not_test_paths() -> None:
+    """A flag's `=` form, a short option's value, and a test path after a flag that takes none are never values."""
     args = ["-m", "nan_special", "--nan-json", "/abs/r.json", "--nan-fp32-full", "tests/x.py",
-            "--kernel-path", "/abs/dir", "--nan-markdown", "/abs/new.md"]
-    flags = {"--nan-json", "--kernel-path", "--nan-markdown"}
-    assert rejoined(args, flags, exists) == ["-m", "nan_special", "--nan-json=/abs/r.json", "--nan-fp32-full",
-                                             "tests/x.py", "--kernel-path=/abs/dir", "--nan-markdown", "/abs/new.md"]
+            "--kernel-path=/abs/dir", "--nan-markdown", "/abs/new.md", "--nan-gen-seed", "-3", "tests/x.py"]
+    assert spaced(args, ["tests/x.py", "tests/x.py"]) == [("--nan-json", "/abs/r.json"),
+                                                           ("--nan-markdown", "/abs/new.md")]
 
 
-def test_nothing_to_join_is_none() -> None:
-    assert rejoined(["--nan-json=/abs/r.json", "--nan-json"], {"--nan-json"}, lambda _: True) is None
+def test_a_file_the_run_writes_stands_for_its_nearest_folder(tmp_path: Path) -> None:
+    assert nearest_folder(tmp_path, "new/deeper/r.json") == str(tmp_path)
+    (tmp_path / "new").mkdir()
+    assert nearest_folder(tmp_path, "new/deeper/r.json") == str(tmp_path / "new")
+    assert nearest_folder(tmp_path, "/") == "/"
+
+
+def test_the_setup_is_pytests_own_choice(tmp_path: Path) -> None:
+    """A project's configuration roots its tests; a path beside it, first on the line, roots the run elsewhere."""
+    project, other = tmp_path / "project", tmp_path / "other"
+    (project / "tests").mkdir(parents=True)
+    other.mkdir()
+    (project / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    (other / "r.json").write_text("{}")
+    assert setup_for([], NO_CONFIG, project) == (project, project / "pyproject.toml")
+    assert setup_for([str(project / "tests")], NO_CONFIG, project) == (project, project / "pyproject.toml")
+    assert setup_for([str(other / "r.json")], NO_CONFIG, project) == (tmp_path, None)  # both paths' ancestor
+    named = argparse.Namespace(inifilename=str(project / "pyproject.toml"), override_ini=None, rootdir=None)
+    assert setup_for([str(other / "r.json")], named, project)[1] == project / "pyproject.toml"

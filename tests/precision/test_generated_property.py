@@ -44,9 +44,8 @@ def rerun_command(case: GenCase, path: str, config: pytest.Config) -> str:
         shown = str(suite_file)
     argv = ["python", "-m", "pytest", shown, "--device", config.getoption("--device"),
             "--kernel", config.getoption("--kernel")]
-    for flag in ("--kernel-path", "--kernel-setup"):
-        for value in config.getoption(flag):
-            argv += [flag, value]
+    for flag in ("--kernel-path", "--kernel-setup"):  # `=`: a folder after a space may root pytest (harness.misread)
+        argv += [f"{flag}={value}" for value in config.getoption(flag)]
     argv += ["--nan-gen-case", str(case), "-k", f"{case}-{path}"]
     return shlex.join(argv)
 
