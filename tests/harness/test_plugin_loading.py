@@ -57,6 +57,11 @@ def addopts_plugins() -> list[str]:
     return [opts[i + 1] for i, opt in enumerate(opts) if opt == "-p"]
 
 
+def reports(folder: Path) -> list[str]:
+    """Every report of a run in FOLDER (a run that parses its command line writes placeholders first)."""
+    return [f"--html={folder / 'p.html'}", f"--junitxml={folder / 'j.xml'}", f"--nan-json={folder / 'r.json'}"]
+
+
 def spy_only(folder: Path) -> Path:
     """The spy on PYTHONPATH and no install: the checkout as it is."""
     folder.mkdir(parents=True)
@@ -139,7 +144,7 @@ def test_the_checkout_loads_the_plugins_one_way(tmp_path: Path) -> None:
     """Not installed, only pyproject's addopts name the plugins: no pytest11 entry point of the checkout (a dist-info
     folder on the path) and no root conftest load them, so a run that drops the addopts has no harness options."""
     site = spy_only(tmp_path / "site")
-    done, seen = spy_run(site, ROOT, ["--markers", "--device", "cpu"])
+    done, seen = spy_run(site, ROOT, ["--markers", "--device", "cpu", *reports(tmp_path)])
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_once(seen, done)
     assert not set(PLUGINS) & set(seen["entry_points"]), f"entry points of the checkout: {seen['entry_points']}"
@@ -151,7 +156,7 @@ def test_a_run_that_drops_the_addopts_names_the_plugins_itself(tmp_path: Path) -
     """`-o addopts=` (no HTML or JUnit files) with the plugins named by `-p`: each registered once."""
     plugins = [arg for name in PLUGINS for arg in ("-p", name)]
     done, seen = spy_run(spy_only(tmp_path / "site"), ROOT, ["-o", "addopts=", *plugins, "-m", "nan_special",
-                                                             "--markers", "--device", "cpu"])
+                                                             "--markers", "--device", "cpu", *reports(tmp_path)])
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_once(seen, done)
 
@@ -211,8 +216,7 @@ def test_a_named_configuration_takes_paths_after_a_space(tmp_path: Path, tool: s
     module, *head = tool.split()
     done, seen = spy_run(spy_only(tmp_path / "site"), ROOT, [*head, "--markers", "--device", "cpu",
                                                              "--nan-waivers", str(waivers), "--kernel-path",
-                                                             str(folder), f"--nan-json={tmp_path / 'r.json'}"],
-                         tool=module)
+                                                             str(folder), *reports(tmp_path)], tool=module)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert_once(seen, done)
     assert seen["waivers"] == str(waivers) and seen["kernel_path"] == [str(folder)]
