@@ -60,6 +60,9 @@ class Built:
         return whole.as_strided(self.logits.shape, self.logits.stride(), self.logits.storage_offset())
 
 
+PATHS: tuple[str, ...] = ("wrapper", "direct")  # every case runs through each: get_num_nans, then the bare kernel
+
+
 # -- how the summary shows a family ------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Tally:
@@ -96,20 +99,22 @@ class Family:
 
     name: str
     marker: str
-    description: str
+    description: str  # what this family is: its section heading in the report says it
     cases: Callable[[Context], Sequence[Case]]
     build: Callable[[Any], Built]
     params: Callable[[Any], CaseParams]
     summary: Grouping = field(default_factory=Tally)
     extra_markers: tuple[str, ...] = ()  # markers every case of the family also gets (e.g. nan_bigoffset)
     order: int = 100  # position in collection and in the summary
+    marker_help: str = ""  # what `marker` selects when families share it (default: the description)
 
     def __post_init__(self) -> None:
         """Every CaseParams of this family names it: a family module writes its name once, in `Family(...)`."""
         object.__setattr__(self, "params", partial(_named, self.name, self.params))
 
     def markers(self) -> dict[str, str]:
-        return {self.marker: self.description, **{m: self.description for m in self.extra_markers}}
+        own = {m: self.description for m in self.extra_markers}
+        return {self.marker: self.marker_help or self.description, **own}
 
 
 def _named(family: str, params: Callable[[Any], CaseParams], case: Any) -> CaseParams:

@@ -10,6 +10,7 @@ from types import ModuleType
 import torch
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
+from cases.family import PATHS  # noqa: F401 - the paths every case runs through, named torch-free for the reports
 from harness import guard
 from harness.prepoison import call_prepoisoned
 from verdict.record import POISON, Unwritten
@@ -110,7 +111,6 @@ class PathResult:
     unwritten: Unwritten = Unwritten(True)  # whether a row never written reads as POISON (the direct path: always)
 
 
-PATHS: tuple[str, ...] = ("wrapper", "direct")
 _INT_VIEW = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
 

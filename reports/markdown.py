@@ -13,7 +13,7 @@ from pathlib import Path
 
 from reports import flaky, not_run
 from reports.results import Results, write_text_atomic
-from reports.text import environment_headline, facts, run_verdict, verdict_tally, why
+from reports.text import environment_headline, facts, item_cases, item_count, run_verdict, verdict_tally, why
 from verdict.record import NOT_RUN
 
 MAX_LINES = 60
@@ -74,6 +74,16 @@ def usage_error_lines(run: Results) -> list[str]:
             "The run stopped before any test ran: nothing was judged. Fix the command and run it again."]
 
 
+def _item(number: int, d: dict) -> str:
+    """One diagnosis item in the HTML page's order (reports.tables._item): category, name, how many tests and their
+    scope, evidence, the facts, then its first tests."""
+    cases, more = item_cases(d, SHOWN_DIAGNOSIS_CASES)
+    found = facts(d)
+    tests = f"; tests: {', '.join(map(code, cases))}" + (f" {text(more)}" if more else "") if cases else ""
+    return (f"{number}. \\[{text(d.get('category', ''))}\\] {text(d.get('name', ''))} ({text(item_count(d))}): "
+            f"{text(d.get('evidence', ''))}" + (f"; {text('; '.join(found))}" if found else "") + tests)
+
+
 def _diagnosis(run: Results) -> list[str]:
     items = list(run.diagnosis)
     if not items:
@@ -81,14 +91,7 @@ def _diagnosis(run: Results) -> list[str]:
     partial = " (partial: the run stopped early; read from the tests that ran)" if any(
         d.get("partial") for d in items) else ""
     lines = ["", f"**Diagnosis** (likely bug classes, strongest first){partial}:", ""]
-    for number, d in enumerate(items[:SHOWN_DIAGNOSES], 1):
-        scope = f"; {text(d['scope'])}" if d.get("scope") else ""
-        cases = list(d.get("cases") or ())
-        shown = ", ".join(code(c) for c in cases[:SHOWN_DIAGNOSIS_CASES])
-        more = f" (+{len(cases) - SHOWN_DIAGNOSIS_CASES} more)" if len(cases) > SHOWN_DIAGNOSIS_CASES else ""
-        lines.append(f"{number}. \\[{text(d.get('category', ''))}\\] {text(d.get('name', ''))} "
-                     f"({len(cases)} test(s){scope}): {text(d.get('evidence', ''))}; {text('; '.join(facts(d)))}"
-                     + (f"; tests: {shown}{more}" if cases else ""))
+    lines += [_item(number, d) for number, d in enumerate(items[:SHOWN_DIAGNOSES], 1)]
     if len(items) > SHOWN_DIAGNOSES:
         lines.append(f"{SHOWN_DIAGNOSES + 1}. … {len(items) - SHOWN_DIAGNOSES} more in the HTML report")
     return lines

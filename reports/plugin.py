@@ -24,7 +24,7 @@ from reports.collector import ResultCollector
 from reports.diagnosis import diagnose
 from reports.diagnosis_base import Diagnosis
 from reports.run_state import RunEnd
-from reports.text import environment_headline, run_verdict, verdict_tally
+from reports.text import environment_headline, item_count, run_verdict, verdict_tally
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
 from harness import processes
@@ -352,9 +352,8 @@ def _print_verdict(config: pytest.Config) -> None:
     found = state.diagnosis or []
     if any(d.partial for d in found):
         terminalreporter.write_line("  diagnosis partial: the run stopped early; read from the tests that ran")
-    for number, d in enumerate(found[:SHOWN_DIAGNOSES], 1):
-        scope = f"; {d.scope}" if d.scope else ""
-        terminalreporter.write_line(f"  {number}. [{d.category}] {d.name} ({len(d.cases)} test(s){scope})")
+    for number, d in enumerate(found[:SHOWN_DIAGNOSES], 1):  # the head of the HTML and summary.md items
+        terminalreporter.write_line(f"  {number}. [{d.category}] {d.name} ({item_count(d.to_dict())})")
     if len(found) > SHOWN_DIAGNOSES:
         terminalreporter.write_line(f"  ... {len(found) - SHOWN_DIAGNOSES} more in the HTML report and results.json")
     for line in not_run.lines([g for g in not_run.of_run(info, records) if g.tests]):

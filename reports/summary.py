@@ -9,7 +9,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from cases.family import ClassTable, Context, Family, Grid, Totals
+from cases.family import PATHS, ClassTable, Context, Family, Grid, Totals
 from reports import flaky
 from reports.not_run import Group, groups as not_run_groups, lines as not_run_lines, unrecorded
 from reports.markup import esc
@@ -28,9 +28,13 @@ STYLE = """<style>
 .nan-summary .nan-headline{font-size:16px;font-weight:bold}
 .nan-verdict-pass{color:#0a6b0a}.nan-verdict-fail{color:#b00000}.nan-verdict-incomplete{color:#8a5a00}
 .nan-summary ul{margin:4px 0 12px}
+.nan-summary .nan-legend span{padding:0 4px;border:1px solid #888}
 </style>"""
 
-STATE_TEXT = {"pass": "pass", "fail": "FAIL", "mixed": "mixed", "skip": "not run", "waived": "waived", "absent": "–"}
+# a cell's word by state; a mixed case (one path fails, another passes) names its failing paths instead: state_word
+STATE_TEXT = {"pass": "pass", "fail": "FAIL", "skip": "not run", "waived": "waived", "absent": "–"}
+STATE_ORDER = ("fail", "mixed", "waived", "skip", "pass", "absent")  # the order of a heading's counts and the legend
+FAILS = "✗"  # after the paths that fail in a case another path passes: "wrapper ✗"
 PARTIAL = "*"  # after a cell's word: what ran says this, and some path of the case did not run (the heading says why)
 SHOWN_FAILURES = 15  # listed openly; the rest fold under a <details>
 NOT_RAN = ("skipped", "pending")
@@ -53,19 +57,67 @@ def partial(outcomes: Sequence[str]) -> bool:
     return any(o in NOT_RAN for o in outcomes) and any(o not in NOT_RAN for o in outcomes)
 
 
+def _path_rank(path: str) -> tuple[int, str]:
+    """The suite's path order (cases.family.PATHS), any other path after them by name."""
+    return (PATHS.index(path) if path in PATHS else len(PATHS), path)
+
+
+def failing_paths(records: Iterable[TestRecord]) -> tuple[str, ...]:
+    """The paths whose test failed, read from each record's path (never from the cell's label), in path order."""
+    return tuple(sorted({_path_of(r) for r in records if r.outcome in FAILED_OUTCOMES}, key=_path_rank))
+
+
+def state_word(state: str, failing: Sequence[str] = ()) -> str:
+    """A state's word; a mixed case's names the paths that fail ("wrapper ✗"): the others that ran passed."""
+    return f"{' + '.join(failing)} {FAILS}" if state == "mixed" else STATE_TEXT[state]
+
+
+def _cell_key(records: Sequence[TestRecord]) -> tuple[str, tuple[str, ...], bool]:
+    """What a cell shows, as data: its state, the paths that fail in a mixed one, and whether it is partial."""
+    outcomes = [r.outcome for r in records]
+    state = cell_state(outcomes)
+    return state, failing_paths(records) if state == "mixed" else (), partial(outcomes)
+
+
+def _word(key: tuple[str, tuple[str, ...], bool]) -> str:
+    """A cell's whole word: its state's word, with the partial mark."""
+    state, failing, part = key
+    return state_word(state, failing) + (PARTIAL if part else "")
+
+
+def legend(paths: Sequence[str] = PATHS) -> str:
+    """Every word a cell can show and what it means (one mixed word per path), in the order the headings count them."""
+    def others(p: str) -> str:
+        rest = [q for q in paths if q != p]
+        return f"the {' and '.join(rest)} path{'s' if len(rest) > 1 else ''} passed"
+
+    means = {"pass": [(STATE_TEXT["pass"], "every path that ran passed")],
+             "fail": [(STATE_TEXT["fail"], "every path that ran failed")],
+             "mixed": [(state_word("mixed", [p]), f"the {p} path failed, {others(p)}") for p in paths],
+             "waived": [(STATE_TEXT["waived"], "a waived failure (strict xfail), no other path failed")],
+             "skip": [(STATE_TEXT["skip"], "no path of the case ran (the cell's tooltip says why)")],
+             "absent": [(STATE_TEXT["absent"], "not in this run")]}
+    items = [f'<span class="nan-{state}">{esc(word)}</span> {esc(text)}'
+             for state in STATE_ORDER for word, text in means[state]]
+    items.append(f'<span data-partial="yes" style="border-style:dashed">{esc(PARTIAL)}</span> '
+                 f"{esc('(dashed border): another path of the case did not run; the word covers the paths that ran')}")
+    return f'<p class="nan-legend">Cells: {" · ".join(items)}</p>'
+
+
 def _reason(r: TestRecord) -> str:
     """Why a test did not run, from its recorded NotRun (never from pytest's skip words)."""
     return (r.not_run or unrecorded(r)).reason
 
 
 def _cell(case_id: str, by_path: Mapping[str, TestRecord]) -> str:
-    outcomes = [r.outcome for r in by_path.values()]
-    state, mark = cell_state(outcomes), PARTIAL if partial(outcomes) else ""
+    key = _cell_key(list(by_path.values()))
+    state, failing, part = key
     detail = "; ".join(f"{p} {r.outcome}" + (f" ({_reason(r)})" if r.outcome in NOT_RAN else "")
                        for p, r in sorted(by_path.items())) or "not run"
     title = esc(f"{case_id}: {detail}")
     return (f'<td class="nan-cell nan-{state}" data-case="{esc(case_id)}" data-state="{state}" '
-            f'data-partial="{"yes" if mark else "no"}" title="{title}">{STATE_TEXT[state]}{mark}</td>')
+            f'data-partial="{"yes" if part else "no"}" data-failing="{esc(" ".join(failing))}" title="{title}">'
+            f"{esc(_word(key))}</td>")
 
 
 def _path_of(r: TestRecord) -> str:
@@ -86,17 +138,17 @@ def _key(p: CaseParams, names: tuple[str, str]) -> tuple[str, ...]:
 
 
 def _state_counts(cases: Iterable[Mapping[str, TestRecord]]) -> str:
-    """How many cases got each word, a partial one counted with its mark; then which paths did not run and why."""
-    tally: Counter[str] = Counter()
+    """How many cases got each word (the cells' words, a partial one with its mark); then which paths did not run and
+    why."""
+    tally: Counter[tuple[str, tuple[str, ...], bool]] = Counter()
     missing: Counter[tuple[str, str]] = Counter()
     for by_path in cases:
-        outcomes = [r.outcome for r in by_path.values()]
-        tally[STATE_TEXT[cell_state(outcomes)] + (PARTIAL if partial(outcomes) else "")] += 1
+        tally[_cell_key(list(by_path.values()))] += 1
         missing.update((p, _reason(r)) for p, r in by_path.items() if r.outcome in NOT_RAN)
-    words = [w for s in ("fail", "mixed", "waived", "skip", "pass") for w in (STATE_TEXT[s], STATE_TEXT[s] + PARTIAL)]
-    parts = [f"{tally[w]} {w}" for w in words if w in tally]
+    order = sorted(tally, key=lambda k: (STATE_ORDER.index(k[0]), [_path_rank(p) for p in k[1]], k[2]))
+    parts = [f"{tally[k]} {_word(k)}" for k in order]
     gaps = "; ".join(f"{p} not run for {n} case(s): {because}" for (p, because), n in sorted(missing.items()))
-    note = f"; {PARTIAL} = only the paths that ran" if any(w.endswith(PARTIAL) for w in tally) else ""
+    note = f"; {PARTIAL} = only the paths that ran" if any(k[2] for k in tally) else ""
     return (f": {', '.join(parts)}" if parts else "") + (f"{note}; {gaps}" if gaps else "")
 
 
@@ -136,10 +188,10 @@ def grid_section(family: Family, grouping: Grid, records: Sequence[TestRecord]) 
         )
         body.append(f"<tr><th>{esc(rk[0])}</th><th>{esc(rk[1])}</th>{cells}</tr>")
     return (
-        f'<h3>{esc(family.name)}: {esc(family.description)} ({_ran(cases, len(first))})</h3>'
+        f'{heading(family.name, family.description, _ran(cases, len(first)))}'
         f'<table id="nan-grid-{esc(family.name)}" class="nan-grid"><thead>'
         f'<tr><th rowspan="2">{esc(grouping.rows[0])}</th><th rowspan="2">{esc(grouping.rows[1])}</th>'
-        f"{head1}</tr><tr>{head2}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f"{head1}</tr><tr>{head2}</tr></thead><tbody>{''.join(body)}</tbody></table>{legend()}"
     )
 
 
@@ -175,9 +227,9 @@ def class_section(family: Family, grouping: ClassTable, records: Sequence[TestRe
             for cls in grouping.classes]
     body.append("<tr><th>mixed rows</th>" + "".join(_cell(f"mixed {d}", mixed.get(d, {})) for d in dtypes) + "</tr>")
     cases = _by_case(records)
-    return (f'<h3>{esc(family.name)}: IEEE class x dtype ({_ran(cases)})</h3><table id="nan-ieee-table">'
-            "<thead><tr><th>class</th>"
-            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>")
+    return (f'{heading(family.name, family.description, _ran(cases))}<table id="nan-ieee-table">'
+            "<thead><tr><th>IEEE class</th>"
+            f"{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{legend()}")
 
 
 def totals_section(family: Family, records: Sequence[TestRecord]) -> str:
@@ -201,13 +253,17 @@ def totals_section(family: Family, records: Sequence[TestRecord]) -> str:
                          f'data-state="{state}"><span class="nan-{state}">{STATE_TEXT[state]}</span> '
                          f"{esc(r.id + because)}</li>")
     cases = _by_case(records)
-    return f'<h3>{esc(family.name)}: exhaustive sweeps ({_ran(cases)})</h3><ul id="nan-sweeps">{"".join(lines)}</ul>'
+    return f'{heading(family.name, family.description, _ran(cases))}<ul id="nan-sweeps">{"".join(lines)}</ul>'
+
+
+def heading(name: str, description: str, counts: str) -> str:
+    """A family section's heading: its name, what it is (its Family's own description) and its counts (markup)."""
+    return f'<h3 id="nan-family-{esc(name)}">{esc(name)}: {esc(description)} ({counts})</h3>'
 
 
 def tally_section(name: str, description: str, records: Sequence[TestRecord]) -> str:
     cases = _by_case(records)
-    return (f'<h3 id="nan-family-{esc(name)}">{esc(name)}: '
-            f"{esc(description)} ({len(cases)} cases{esc(_state_counts(cases.values()))})</h3>")
+    return heading(name, description, f"{len(cases)} cases{esc(_state_counts(cases.values()))}")
 
 
 def family_sections(results: Sequence[TestRecord], families: Sequence[Family]) -> str:

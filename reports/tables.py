@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from reports.diagnosis_base import INTERPRETER, Diagnosis
 from reports.markup import esc
-from reports.text import facts
+from reports.text import facts, item_cases, item_count
 from verdict.record import Check, TestRecord
 
 SHOWN_CASES = 5  # a diagnosis item's cases spelled out; results.json has them all
@@ -91,11 +91,17 @@ def _interpreter_note(found: Sequence[Diagnosis]) -> str:
 
 
 def _item(d: Diagnosis) -> str:
-    """One item: name, category, scope, evidence and cases, then every other fact it holds."""
-    more = f" (+{len(d.cases) - SHOWN_CASES} more)" if len(d.cases) > SHOWN_CASES else ""
-    return (f"<li><b>{esc(d.name)}</b> [{esc(d.category)}]{' <i>(' + esc(d.scope) + ')</i>' if d.scope else ''}: "
-            f"{esc(d.evidence)}{' — ' + esc(', '.join(d.cases[:SHOWN_CASES])) if d.cases else ''}{more}"
-            f'<br><small class="nan-diagnosis-facts">{esc("; ".join(facts(d.to_dict())))}</small></li>')
+    """One item in the order every page shows it: category, name, how many tests and their scope, evidence, the
+    facts (reports.text.facts), then its tests."""
+    item = d.to_dict()
+    cases, more = item_cases(item, SHOWN_CASES)
+    lines = [f"[{esc(d.category)}] <b>{esc(d.name)}</b> <i>({esc(item_count(item))})</i>: {esc(d.evidence)}"]
+    if found := facts(item):
+        lines.append(f'<small class="nan-diagnosis-facts">{esc("; ".join(found))}</small>')
+    if cases:
+        lines.append(f'<small class="nan-diagnosis-tests">tests: {esc(", ".join(cases))}'
+                     f'{" " + esc(more) if more else ""}</small>')
+    return f"<li>{'<br>'.join(lines)}</li>"
 
 
 def diagnosis_block(found: Sequence[Diagnosis]) -> str:

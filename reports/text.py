@@ -50,9 +50,17 @@ def why(record: TestRecord) -> str:
     return f"refused: {refusal}" if refusal else short_message(record.message)
 
 
+def item_count(item: Mapping[str, Any]) -> str:
+    """'2 test(s); 4 failing check(s), 2 shapes': how many tests an item names and what its evidence spans, the same
+    words after its category and name on every page (HTML, summary.md, the terminal)."""
+    scope = f"; {item['scope']}" if item.get("scope") else ""
+    return f"{len(item.get('cases') or ())} test(s){scope}"
+
+
 def facts(item: Mapping[str, Any]) -> list[str]:
-    """Every fact of an item (its results.json form) beyond its category, name, scope, evidence and cases, where the
-    fault lies first: the HTML page (reports.tables) and the Markdown summary show the same facts."""
+    """Every fact of an item (its results.json form) a reviewer reads beyond its category, name, scope, evidence and
+    cases, where the fault lies first: the HTML pages (reports.tables) and summary.md show these, after the evidence.
+    Its ranking internals (`weight`) stay in results.json: they order the items, they explain nothing."""
     blocks = item.get("blocks") or {}
     absorbed = item.get("absorbed") or ()
     parts = [
@@ -63,6 +71,11 @@ def facts(item: Mapping[str, Any]) -> list[str]:
         "thin evidence (one shape or at most two checks): ranked after items seen across shapes" if item.get("thin")
         else "",
         "partial: read from the tests that ran (the run stopped early)" if item.get("partial") else "",
-        f"weight {int(item.get('weight') or 0)} (failing tests explained, with the rule's bonus)",
     ]
     return [p for p in parts if p]
+
+
+def item_cases(item: Mapping[str, Any], shown: int) -> tuple[list[str], str]:
+    """The first `shown` tests an item names, and '(+N more)' for the rest (results.json holds them all)."""
+    cases = [str(c) for c in item.get("cases") or ()]
+    return cases[:shown], (f"(+{len(cases) - shown} more)" if len(cases) > shown else "")

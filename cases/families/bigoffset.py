@@ -7,6 +7,7 @@ from functools import partial
 import torch
 
 from cases.anchor import ANCHOR_SEED, DTYPES
+from cases.families import LAYOUTS
 from cases.family import Built, Family, params_of
 from cases.formats import fmt_of, from_bits
 from cases.random_bits import generator, randn, randperm, random_nan_bits
@@ -55,7 +56,8 @@ def params(case: OffsetCase) -> CaseParams:
 
 
 FAMILY = Family(
-    "bigoffset", "nan_layout", "hostile layouts: edge shapes, count magnitudes, NaN-padded rows, huge offsets",
+    "bigoffset", "nan_layout",
+    "a 3-row view whose row 2 starts past 2^31 elements: 32-bit row offsets wrap there",
     lambda context: tuple(OffsetCase(d, VOCAB, STRIDE) for d in DTYPES), build, params,
-    extra_markers=("nan_bigoffset",), order=80,
+    extra_markers=("nan_bigoffset",), marker_help=LAYOUTS, order=80,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cases.anchor import ANCHOR_SEED, DTYPES
+from cases.families import LAYOUTS
 from cases.family import Built, Family, params_of
 from cases.formats import fmt_of, from_bits
 from cases.random_bits import generator, randn, randperm, random_nan_bits
@@ -47,6 +48,8 @@ def params(case: MagnitudeCase) -> CaseParams:
 
 
 FAMILY = Family(
-    "magnitudes", "nan_layout", "hostile layouts: edge shapes, count magnitudes, NaN-padded rows, huge offsets",
-    lambda context: tuple(MagnitudeCase(d, VOCAB, COUNTS) for d in DTYPES), build, params, order=60,
+    "magnitudes", "nan_layout",
+    "one row per NaN count up to 70,001: a narrow or float accumulator loses counts past its range",
+    lambda context: tuple(MagnitudeCase(d, VOCAB, COUNTS) for d in DTYPES), build, params,
+    marker_help=LAYOUTS, order=60,
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cases.anchor import ANCHOR_BLOCK_SIZE, ANCHOR_SEED, DTYPES
+from cases.families import LAYOUTS
 from cases.family import Built, Family, params_of
 from cases.formats import fmt_of, from_bits
 from cases.random_bits import generator, randn_with_nans, random_nan_bits
@@ -43,7 +44,8 @@ def params(case: PaddedCase) -> CaseParams:
 
 
 FAMILY = Family(
-    "padded", "nan_layout", "hostile layouts: edge shapes, count magnitudes, NaN-padded rows, huge offsets",
+    "padded", "nan_layout",
+    "rows padded past vocab with NaNs: only the vocab part counts, and the padding must survive untouched",
     lambda context: tuple(PaddedCase(d, r, v, s) for d in DTYPES for r, v, s in GEOMETRIES), build, params,
-    order=70,
+    marker_help=LAYOUTS, order=70,
 )

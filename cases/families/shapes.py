@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cases.anchor import ANCHOR_BLOCK_SIZE, ANCHOR_SEED, DTYPES
+from cases.families import LAYOUTS
 from cases.family import Built, Context, Family, params_of
 from cases.formats import fmt_of
 from cases.random_bits import generator, randn_with_nans
@@ -45,6 +46,7 @@ def cases(context: Context) -> tuple[ShapeCase, ...]:
 
 
 FAMILY = Family(
-    "shapes", "nan_layout", "hostile layouts: edge shapes, count magnitudes, NaN-padded rows, huge offsets",
-    cases, build, params, order=50,
+    "shapes", "nan_layout",
+    "edge shapes: vocab sizes around the block, one and three rows, and a large batch",
+    cases, build, params, marker_help=LAYOUTS, order=50,
 )

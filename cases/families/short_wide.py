@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cases.anchor import DTYPES
+from cases.families import LAYOUTS
 from cases.families.magnitudes import MagnitudeCase, build
 from cases.family import Family, params_of
 from verdict.record import CaseParams
@@ -31,6 +32,8 @@ def params(case: ShortWideCase) -> CaseParams:
 
 
 FAMILY = Family(
-    "short_wide", "nan_layout", "hostile layouts: edge shapes, count magnitudes, NaN-padded rows, huge offsets",
-    lambda context: tuple(ShortWideCase(d, VOCAB, COUNTS) for d in DTYPES), build, params, order=62,
+    "short_wide", "nan_layout",
+    "three 70,001-wide rows with more than 2^15 and 2^16 NaNs: a short batch's chunk sum must pass 16 bits",
+    lambda context: tuple(ShortWideCase(d, VOCAB, COUNTS) for d in DTYPES), build, params,
+    marker_help=LAYOUTS, order=62,
 )
