@@ -19,7 +19,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pytest
-from _pytest.config.findpaths import determine_setup  # pytest's own choice; its keywords vary by version
+
+try:  # pytest's own choice of rootdir: private, its keywords vary by version (pytest 8 and 9 checked)
+    from _pytest.config.findpaths import determine_setup
+except ImportError:  # a pytest that moved it: only the plain case below (no configuration read) is refused
+    determine_setup = None
 
 ISSUE = "pytest-dev/pytest#8846"
 # files the run itself writes before its xdist workers parse the same command line (reports.plugin's placeholders):
@@ -79,6 +83,12 @@ def refuse(config: pytest.Config, parser: pytest.Parser, ours: Iterable[str]) ->
     taken = [(flag, value) for flag, value in spaced(args, paths)
              if flag in WRITTEN or os.path.exists(here / value)]
     if not taken:
+        return
+    if determine_setup is None:
+        if config.inipath is None and any(os.path.exists(here / value) for _, value in taken):
+            raise pytest.UsageError(f"{' '.join(f'{f} {v}' for f, v in taken)}: pytest took the value for a test path "
+                                    f"and read no configuration ({ISSUE}); write "
+                                    f"{' '.join(f'{f}={v}' for f, v in taken)}")
         return
     meant = setup_for(paths, ns, here)
     written = {value for flag, value in taken if flag in WRITTEN}

@@ -43,3 +43,24 @@ def test_the_setup_is_pytests_own_choice(tmp_path: Path) -> None:
     assert setup_for([str(other / "r.json")], NO_CONFIG, project) == (tmp_path, None)  # both paths' ancestor
     named = argparse.Namespace(inifilename=str(project / "pyproject.toml"), override_ini=None, rootdir=None)
     assert setup_for([str(other / "r.json")], named, project)[1] == project / "pyproject.toml"
+
+
+def test_without_pytests_private_setup_the_plain_misread_is_still_refused(monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    """The guard around pytest's private determine_setup: a pytest that moved it still refuses a run that read no
+    configuration because a spaced value existed, and lets a configured run go on."""
+    from types import SimpleNamespace
+
+    from harness import misread
+
+    monkeypatch.setattr(misread, "determine_setup", None)
+    (tmp_path / "r.json").write_text("{}")
+    args = ("--nan-json", str(tmp_path / "r.json"))
+    parser = SimpleNamespace(parse_known_args=lambda a: argparse.Namespace(file_or_dir=[], **vars(NO_CONFIG)))
+
+    def config(inipath: Path | None) -> SimpleNamespace:
+        return SimpleNamespace(invocation_params=SimpleNamespace(dir=tmp_path, args=args), rootpath=tmp_path,
+                               inipath=inipath)
+    with pytest.raises(pytest.UsageError, match=f"write --nan-json={tmp_path / 'r.json'}"):
+        misread.refuse(config(None), parser, ["--nan-json"])  # type: ignore[arg-type]
+    misread.refuse(config(tmp_path / "pyproject.toml"), parser, ["--nan-json"])  # type: ignore[arg-type]
