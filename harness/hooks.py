@@ -14,7 +14,7 @@ import pytest
 
 from cases import registry
 from cases.family import Context, Family
-from harness import activation, backends, environment_failures, guard, options, probe, processes, skips
+from harness import activation, backends, environment_failures, guard, needs, options, probe, processes, skips
 from harness.backends import Backend
 from harness.environment import interpreter_entry, torch_origin
 from harness.judge import suite_context
@@ -92,7 +92,7 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
 def _node_workers(device: str) -> int:
     """Workers without -n: on an accelerator, by its cards (counted in a child: this process initializes no device);
     one elsewhere, and where the cards cannot be counted (start-up then says why)."""
-    if device not in ("cuda", "npu"):
+    if device not in ("cuda", "npu") or needs.missing(device) is not None:  # nothing to count (configure says why)
         return 1
     try:
         cards, _ = processes.count_cards(device, Path.cwd())

@@ -55,6 +55,7 @@ def test_a_node_run_without_n_gets_workers_by_its_cards(monkeypatch: pytest.Monk
     """Without -n: every card used, at least 4 workers on an accelerator (one card's launches overlap: measured on
     the H100, docs/backends.md); one on the CPU or where no card is seen (start-up then ends the run)."""
     monkeypatch.setattr(hooks.processes, "count_cards", lambda d, cwd: (cards, None))
+    monkeypatch.setattr(hooks.needs, "missing", lambda d: None)  # a node holding what the device needs
     assert hooks._node_workers(device) == workers
 
 
@@ -62,4 +63,8 @@ def test_cards_that_cannot_be_counted_leave_one_worker(monkeypatch: pytest.Monke
     def broken(device: str, cwd: Path) -> tuple[int, None]:
         raise hooks.processes.CardCountError("cannot count cuda cards: driver gone")
     monkeypatch.setattr(hooks.processes, "count_cards", broken)
+    monkeypatch.setattr(hooks.needs, "missing", lambda d: None)
     assert hooks._node_workers("cuda") == 1
+    monkeypatch.setattr(hooks.processes, "count_cards", lambda d, cwd: (8, None))
+    monkeypatch.setattr(hooks.needs, "missing", lambda d: "torch_npu")  # nothing to count with: one, then ENVIRONMENT
+    assert hooks._node_workers("npu") == 1
