@@ -5,7 +5,8 @@ in a checkout) with none of the caller's pytest configuration (their addopts or 
 this project's settings instead, which tests/harness/test_packaging.py holds equal to pyproject.toml's. The folder
 it is called from comes first on sys.path, as with `python -m pytest`, so `--kernel my_module` finds a module there.
 Every other argument is pytest's or the harness's (`--device`, `--kernel`, `-n 2`, `-k`, `-m`, `--html=...`);
-the caller's come last, so theirs win.
+the caller's come last, so theirs win. `command` is the same suite in a child process, the one way every tool
+starts it (mutate, nightly, bisect, the drop-in); `child` starts pytest itself (reruns: their run's own configuration).
 """
 from __future__ import annotations
 
@@ -82,6 +83,17 @@ def arguments(user_args: Sequence[str], folder: Path, tests: Sequence[str] = ())
     paths = [f"{rootdir}{os.sep}{test}" for test in tests] or [str(folder)]  # no Path(): a node id keeps its text
     return [f"--config-file={os.devnull}", f"--rootdir={rootdir}", "-p", "no:cacheprovider", *plugins,
             *SETTINGS, *QUIET, *DEFAULTS, *REPORTS, *user_args, *paths]
+
+
+def child(args: Sequence[str]) -> list[str]:
+    """pytest in a child process with these arguments: the one place a tool's command starts pytest."""
+    return [sys.executable, "-m", "pytest", *args]
+
+
+def command(user_args: Sequence[str], tests: Sequence[str] = (), folder: Path | None = None) -> list[str]:
+    """The suite in a child (reruns, mutate, nightly, bisect, the drop-in): `nan-harness`'s pytest command, from
+    any folder; folder: the suite's (default: suite())."""
+    return child(arguments(user_args, suite() if folder is None else folder, tests))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -6,23 +6,20 @@ plugins, `-o` overrides and pytest-timeout settings, and `-n 1`: its controller 
 imports and runs the kernel, as in any run, but with no crash storm (each test named runs, however many crash).
 Its reports go to a folder of its own (never this run's files, never the CI job summary). At the deadline it gets
 SIGTERM (it ends 'interrupted' and still writes results.json with what ran), then its process group SIGKILL. What
-it judged comes back as TestRecords by node id.
+it judged is in its results.json, which the caller reads (reports.reruns, through reports.results).
 """
 from __future__ import annotations
 
-import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from harness import processes
-from verdict.record import TestRecord
+from harness import cli, processes
 
 GRACE_S = 20.0  # after SIGTERM, how long a child gets to write its results before its process group is killed
 NOT_FORWARDED = frozenset({  # dests of harness options a rerun sets itself (or that make no sense in a child)
@@ -56,7 +53,7 @@ def child_argv(config: pytest.Config, nodeids: Sequence[str], folder: Path, opti
                max_crashes: int) -> list[str]:
     """The child's command: configuration, plugins and harness options of this run, its own reports, one worker."""
     inifile = str(config.inipath) if config.inipath else os.devnull
-    argv = [sys.executable, "-m", "pytest", "-c", inifile, f"--rootdir={config.rootpath}", "-p", "no:cacheprovider"]
+    argv = ["-c", inifile, f"--rootdir={config.rootpath}", "-p", "no:cacheprovider"]
     for plugin in getattr(config.option, "plugins", None) or ():
         argv += ["-p", str(plugin)]
     for override in getattr(config.option, "override_ini", None) or ():
@@ -72,17 +69,17 @@ def child_argv(config: pytest.Config, nodeids: Sequence[str], folder: Path, opti
              f"--junitxml={folder / 'junit.xml'}"]
     if config.pluginmanager.hasplugin("html"):
         argv.append(f"--html={folder / 'precision.html'}")
-    return [*argv, *(str(config.rootpath / nodeid) for nodeid in nodeids)]
+    return cli.child([*argv, *(str(config.rootpath / nodeid) for nodeid in nodeids)])
 
 
 @dataclass
 class Round:
-    """What one child run left: its exit status, seconds, whether the deadline stopped it, its records by node id."""
+    """What one child run left: its exit status, seconds, whether the deadline stopped it, its output (its
+    results.json, folder/results.json, is read by the caller through the reports' validated reader)."""
 
     returncode: int | None
     seconds: float
     stopped: bool
-    records: dict[str, TestRecord] = field(default_factory=dict)
     output: str = ""
 
 
@@ -106,11 +103,5 @@ def run_round(argv: Sequence[str], cwd: Path, folder: Path, deadline: float) -> 
             raise
         else:
             processes.kill_group(child)  # its workers and whatever the kernel started
-    records: dict[str, TestRecord] = {}
-    try:
-        doc = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-        records = {r.nodeid: r for r in (TestRecord.from_dict(c) for c in doc.get("cases", []))}
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    return Round(child.returncode, time.monotonic() - start, stopped, records,
+    return Round(child.returncode, time.monotonic() - start, stopped,
                  log.read_text(encoding="utf-8", errors="replace") if log.is_file() else "")

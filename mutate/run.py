@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import queue
 import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -92,7 +91,6 @@ def pytest_argv(stage: Stage, *, kernel: str, kernel_paths: Sequence[Path], devi
     basetemp and one xdist worker (the kernel never runs in the deciding process); -x stops at the first failure.
     in_process: the arguments of pytest.main in a warm worker (no interpreter in front, no xdist worker: the
     worker's caller isolates it)."""
-    head = [sys.executable, "-m", "pytest"]
     isolation = ["--nan-in-process"] if in_process else ["-n", "1", "--max-worker-restart", "4"]
     pages = [f"--html={folder / 'precision.html'}", f"--junitxml={folder / 'junit.xml'}"]
     argv = ["--device", device, "-q", *isolation, f"--basetemp={folder / 'tmp'}", *pages,
@@ -104,7 +102,9 @@ def pytest_argv(stage: Stage, *, kernel: str, kernel_paths: Sequence[Path], devi
         argv.append("-x")
     for test in deselect:
         argv += ["--deselect", test]
-    return [*([] if in_process else head), *cli.arguments([*argv, *extra], FOLDER, stage.tests)]
+    if in_process:
+        return cli.arguments([*argv, *extra], FOLDER, stage.tests)
+    return cli.command([*argv, *extra], stage.tests, FOLDER)
 
 
 @dataclass(frozen=True)

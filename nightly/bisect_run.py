@@ -16,7 +16,7 @@ from typing import Any
 
 from harness import cli, processes
 from reports import markdown
-from reports.results import ResultsError, load
+from reports.results import OtherRun, ResultsError, load_run
 
 STATE_SCHEMA = "nan-harness-bisect-state/1"
 
@@ -74,11 +74,11 @@ def judge(exitstatus: int, results_path: Path, run_id: str | None, selection: Se
     if not results_path.is_file():
         return Judgement(SKIP, f"the run wrote no {results_path.name}")
     try:
-        run = load(results_path)
+        run = load_run(results_path, run_id)
+    except OtherRun as exc:
+        return Judgement(SKIP, f"{results_path.name} holds run {exc.found!r}, not this run's {run_id!r}")
     except ResultsError as exc:
         return Judgement(SKIP, f"{results_path.name} cannot be read: {str(exc).replace(f'{results_path}: ', '')}")
-    if run_id is not None and run.run_id != run_id:
-        return Judgement(SKIP, f"{results_path.name} holds run {run.run_id!r}, not this run's {run_id!r}")
     if not run.finished:
         return Judgement(SKIP, f"the run did not finish ({run.ended})")
     imported = run.environment.get("Kernel file")
@@ -156,7 +156,7 @@ def suite_command(state: State, folder: Path, run_id: str, selection: Sequence[s
             "--nan-reruns=0", *state.extra]  # a rerun never changes the exit status that judges a commit
     if state.command is not None:
         return [*state.command, *user, *(selection or ())]
-    return [sys.executable, "-m", "pytest", *cli.arguments(user, cli.suite(), selection or ())]
+    return cli.command(user, selection or ())
 
 
 def git_run(cwd: Path | str, *args: str) -> subprocess.CompletedProcess[str]:

@@ -24,7 +24,7 @@ from pathlib import Path
 from harness import cli, processes
 from nightly.bisect_run import GOOD, judge
 from reports import markdown
-from reports.results import Results, ResultsError, load
+from reports.results import Results, ResultsError, load_run
 from reports.text import verdict_tally, why
 
 DEVICE_VAR = "NAN_HARNESS_DEVICE"  # npu, cuda or cpu: the CI job's choice
@@ -74,7 +74,7 @@ def command(kernel: str, device: str, folder: Path, kernel_path: Path, run_id: s
             f"--html={folder / REPORTS['html']}", f"--nan-json={folder / REPORTS['json']}",
             f"--junitxml={folder / REPORTS['junit']}", f"--nan-markdown={folder / REPORTS['markdown']}",
             f"--nan-run-id={run_id}", *extra]
-    return [sys.executable, "-m", "pytest", *cli.arguments(user, cli.suite())]
+    return cli.command(user)
 
 
 def headline(run: Results | None, judged: str) -> str:
@@ -129,11 +129,9 @@ def run_suite(kernel: str, *, device: str | None = None, args: Sequence[str] = (
         code = -9
     judgement = judge(code, folder / REPORTS["json"], run_id, None, source)
     try:
-        run: Results | None = load(folder / REPORTS["json"])
-    except ResultsError:
+        run: Results | None = load_run(folder / REPORTS["json"], run_id)
+    except ResultsError:  # unreadable, or not this run's file: say nothing from it
         run = None
-    if run is not None and run.run_id != run_id:
-        run = None  # not this run's file: say nothing from it
     judged = judgement.why if code != -9 else f"stopped after {timeout_s} s: not judged"
     passed = judgement.code == GOOD and run is not None and any(r.outcome == "passed" for r in run.records)
     if judgement.code == GOOD and not passed:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from reports.compare import check_finished
-from reports.results import Results, ResultsError, load
+from reports.results import OtherRun, Results, ResultsError, load_run
 
 NIGHT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}(-\d{6})?$")
 NIGHTLY_SCHEMA = "nan-harness-nightly/1"
@@ -63,14 +63,11 @@ def read_results(folder: Path, run_id: str | None = None) -> tuple[Results | Non
     if not path.is_file():
         return None, "no results.json"
     try:
-        run = load(path)
-    except ResultsError as exc:
-        return None, str(exc).replace(f"{path}: ", "")
-    if run_id is not None and run.run_id != run_id:
-        return None, (f"results.json holds run {run.run_id!r}, not this night's run {run_id!r}: the suite "
-                      "did not write it (it stopped before writing anything)")
-    try:
+        run = load_run(path, run_id)
         check_finished(run, path)
+    except OtherRun as exc:
+        return None, (f"results.json holds run {exc.found!r}, not this night's run {run_id!r}: the suite "
+                      "did not write it (it stopped before writing anything)")
     except ResultsError as exc:
         return None, str(exc).replace(f"{path}: ", "")
     return run, ""

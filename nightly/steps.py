@@ -70,7 +70,7 @@ def pytest_command(device: str, folder: Path, *, kernel: str, workers: int, extr
              f"--nan-json={folder / 'results.json'}"]
     if shard:
         argv += ["--splits", str(shard["splits"]), "--group", str(shard["group"]), "--durations-path", str(durations)]
-    return [sys.executable, "-m", "pytest", *harness_cli.arguments([*argv, *extra], harness_cli.suite())]
+    return harness_cli.command([*argv, *extra])
 
 
 def kernel_paths(own: Sequence[str], extra: Sequence[str]) -> list[str]:

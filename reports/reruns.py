@@ -23,7 +23,7 @@ import pytest
 from harness import reruns as children
 from harness.activation import GROUP, active, in_process, is_worker
 from harness.options import Numeric, OptionError
-from reports import flaky, run_state
+from reports import flaky, results, run_state
 from reports.collector import ResultCollector
 from verdict.record import TestRecord
 
@@ -37,6 +37,15 @@ BUDGET = Numeric("--nan-rerun-budget-s", 180, 1, 86_400, "S",
                  "seconds all reruns together may take; what the cap leaves out is labelled 'not rerun'. Default: 180")
 SHOWN = 20  # failed tests listed with their label in the terminal
 _OPTIONS: list[object] = []  # the nan-harness option group's options, forwarded to the reruns' child runs
+
+
+def round_records(folder: Path) -> dict[str, TestRecord]:
+    """What a rerun round's child judged, by node id, read through the validated reader (none when it wrote no
+    file, or one that cannot be read: its tests are then labelled with why)."""
+    try:
+        return {r.nodeid: r for r in results.load(folder / "results.json").records}
+    except results.ResultsError:
+        return {}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -149,8 +158,9 @@ class Reruns:
                     missing[n] = "the run was interrupted during the reruns"
                 self._say("nan-harness: interrupted: reruns stopped")
                 break
+            records = round_records(base / f"round-{number}")
             for n in nodeids:
-                got = done.records.get(n)
+                got = records.get(n)
                 if got is not None and got.outcome not in ("pending", "skipped"):
                     runs[n].append({"outcome": got.outcome, "verdict": got.verdict, "seconds": round(got.duration, 3),
                                     "message": got.message.splitlines()[0][:300] if got.message else ""})

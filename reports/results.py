@@ -157,6 +157,22 @@ def load(path: Path) -> Results:
     return Results.from_doc(doc)
 
 
+class OtherRun(ResultsError):
+    """A valid results file that another run wrote: not the run id a tool gave its child (`--nan-run-id`)."""
+
+    def __init__(self, message: str, found: str | None) -> None:
+        super().__init__(message)
+        self.found = found
+
+
+def load_run(path: Path, run_id: str | None = None) -> Results:
+    """`load`, refusing (OtherRun) a file whose run id is not run_id: a tool judges only the child it started."""
+    run = load(path)
+    if run_id is not None and run.run_id != run_id:
+        raise OtherRun(f"{path}: holds run {run.run_id!r}, not {run_id!r}", run.run_id)
+    return run
+
+
 def validate(doc: Any, source: str) -> None:
     """One check for every reader, so no gate reads a malformed file as a run (or crashes on it)."""
     try:
