@@ -12,12 +12,12 @@ not_run      never started within the budget, or ended in a way that decides not
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verdict.record import CRASH, TIMEOUT, TestRecord
+from reports.results import OtherRun, Results, ResultsError, load_run
+from verdict.record import CRASH, TIMEOUT
 
 KILLED, SURVIVED, NOT_VIABLE, TIMED_OUT, NOT_RUN = "killed", "survived", "not_viable", "timeout", "not_run"
 NO_COVERAGE = "no_coverage"  # no test reaches the change on this backend: scored as a survivor
@@ -53,18 +53,17 @@ def is_build_error(*texts: str) -> bool:
     return any(marker in text for text in texts for marker in BUILD_ERRORS)
 
 
-def read_results(folder: Path, run_id: str) -> tuple[dict[str, Any] | None, str]:
-    """results.json of this run (matching run id), or None and why not."""
+def read_results(folder: Path, run_id: str) -> tuple[Results | None, str]:
+    """results.json of this run (validated, matching run id: reports.results.load_run), or None and why not."""
     path = folder / "results.json"
     if not path.is_file():
         return None, "no results.json"
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
+        return load_run(path, run_id), ""
+    except OtherRun as exc:
+        return None, f"results.json is not this run's (run id {exc.found!r}, expected {run_id!r})"
+    except ResultsError as exc:
         return None, f"results.json unreadable ({exc})"
-    if doc.get("run_id") != run_id:
-        return None, f"results.json is not this run's (run id {doc.get('run_id')!r}, expected {run_id!r})"
-    return doc, ""
 
 
 def classify_stage(folder: Path, run_id: str, returncode: int | None, timed_out: bool = False,
@@ -78,15 +77,15 @@ def classify_stage(folder: Path, run_id: str, returncode: int | None, timed_out:
         return StageResult(NOT_RUN, why="not started within the budget")
     if returncode == USAGE_ERROR:
         return StageResult(NOT_VIABLE, why="usage error: the mutant does not import (exit 4)")
-    doc, why = read_results(folder, run_id)
-    if doc is None:
+    run, why = read_results(folder, run_id)
+    if run is None:
         return StageResult(NOT_RUN, why=f"exit {returncode}: {why}")
-    records = [TestRecord.from_dict(c) for c in doc.get("cases", [])]
+    records = list(run.records)
     failed = [r for r in records if r.failed]
     if failed:
         first = failed[0]
         if returncode not in ((1, STOPPED_AT_FIRST_FAILURE) if first_failure else (1,)):
-            return StageResult(NOT_RUN, first.nodeid, why=f"exit {returncode} ({doc.get('ended')}): did not end on "
+            return StageResult(NOT_RUN, first.nodeid, why=f"exit {returncode} ({run.ended}): did not end on "
                                                           "its own after a failure")
         if is_build_error(first.message, *(c.refusal for c in first.checks)):
             return StageResult(NOT_VIABLE, first.nodeid, first.family, first.verdict,
@@ -95,9 +94,9 @@ def classify_stage(folder: Path, run_id: str, returncode: int | None, timed_out:
             return StageResult(TIMED_OUT, first.nodeid, first.family, first.verdict, why="the failing test timed out")
         return StageResult(KILLED, first.nodeid, first.family, first.verdict, crash=first.verdict == CRASH,
                            why=first.message.splitlines()[0] if first.message else first.verdict)
-    if returncode == 0 and doc.get("finished"):
+    if returncode == 0 and run.finished:
         return StageResult(STAGE_PASSED, why=f"{len(records)} tests passed")
-    return StageResult(NOT_RUN, why=f"exit {returncode}: {doc.get('ended', 'not finished')}, no failing test")
+    return StageResult(NOT_RUN, why=f"exit {returncode}: {run.ended}, no failing test")
 
 
 def final_status(stages: list[StageResult]) -> StageResult:

@@ -200,7 +200,7 @@ class Runner:
         limit = min(s.per_run_s, self.left())
         env = {**run_env(s.device, card, s.visibility_var), **dict(s.env)}
         code, stopped = self.stage_runner(argv, sub, env, limit)
-        if code == INTERNAL_ERROR and not (classify.read_results(sub, run_id)[0] or {}).get("cases"):
+        if code == INTERNAL_ERROR and not getattr(classify.read_results(sub, run_id)[0], "records", ()):
             # pytest failed before it ran anything (e.g. a plugin tripping over a package being installed next
             # to us): once more, then it stays not run
             code, stopped = self.stage_runner(argv, sub, env, min(s.per_run_s, self.left()))
@@ -292,7 +292,5 @@ def confirm_with(settings: Settings, original: Target, folder: Path) -> Callable
 
 def failing_ids(folder: Path, run_id: str) -> list[str]:
     """Node ids of every failing test of a finished run (the original's own failures are not the mutants')."""
-    doc, _ = classify.read_results(folder, run_id)
-    if doc is None:
-        return []
-    return [c["nodeid"] for c in doc.get("cases", []) if c.get("outcome") in FAILED_OUTCOMES]
+    run, _ = classify.read_results(folder, run_id)
+    return [] if run is None else [r.nodeid for r in run.records if r.outcome in FAILED_OUTCOMES]

@@ -1,7 +1,6 @@
 """A mutant's status from fake run folders: only a finished detection kills; unfinished runs decide nothing."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +8,7 @@ import pytest
 
 from mutate import classify
 from mutate.classify import KILLED, NOT_RUN, NOT_VIABLE, STAGE_PASSED, SURVIVED, TIMED_OUT, StageResult
+from tests.support.results_file import write_results
 
 RUN_ID = "r1"
 
@@ -20,10 +20,7 @@ def _case(nodeid: str, outcome: str, verdict: str, message: str = "", family: st
 
 def _folder(tmp_path: Path, cases: list[dict[str, Any]], *, finished: bool, run_id: str = RUN_ID,
             ended: str = "tests failed") -> Path:
-    tmp_path.mkdir(parents=True, exist_ok=True)
-    doc = {"schema": "nan-harness-results/2", "run_id": run_id, "finished": finished, "ended": ended,
-           "collected": 10, "cases": cases}
-    (tmp_path / "results.json").write_text(json.dumps(doc))
+    write_results(tmp_path, cases, run_id=run_id, finished=finished, ended=ended, collected=max(len(cases), 1))
     return tmp_path
 
 

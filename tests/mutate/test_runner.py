@@ -1,13 +1,13 @@
 """The runner with a fake pytest: stages in order, -x, card pinning per slot, the budget and the time limit."""
 from __future__ import annotations
 
-import json
 import threading
 import time
 from pathlib import Path
 
 from mutate import classify
 from mutate.run import FOLDER, Runner, Settings, Stage, Target, full_suite, pytest_argv, run_env
+from tests.support.results_file import write_results
 
 STAGES = (Stage("fast", ("tests/precision",), ("-m", "nan_matrix")), Stage("rest", ("tests/precision",)))
 
@@ -16,7 +16,7 @@ def _write(folder: Path, argv: list[str], failing: bool) -> None:
     run_id = next(a.split("=", 1)[1] for a in argv if a.startswith("--nan-run-id="))
     case = {"nodeid": "t::test_case[x]", "outcome": "failed" if failing else "passed",
             "verdict": "wrong_counts" if failing else "pass", "message": "", "parameters": {"family": "matrix"}}
-    (folder / "results.json").write_text(json.dumps({"run_id": run_id, "finished": True, "cases": [case]}))
+    write_results(folder, [case], run_id=run_id)
 
 
 class FakePytest:
@@ -127,7 +127,7 @@ def test_a_crash_kill_the_original_also_shows_is_deselected_and_rerun(tmp_path: 
         crash = "t::flaky" not in argv  # crashes until that test is deselected
         case = {"nodeid": "t::flaky", "outcome": "failed" if crash else "passed", "verdict": "crash" if crash
                 else "pass", "message": "worker 'gw0' crashed", "parameters": {"family": "bigoffset"}}
-        (folder / "results.json").write_text(json.dumps({"run_id": run_id, "finished": True, "cases": [case]}))
+        write_results(folder, [case], run_id=run_id)
         return (1 if crash else 0), False
 
     asked: list[str] = []
