@@ -8,23 +8,25 @@ Torch-free, so gate machines without torch run compare and the nightly.
 """
 from __future__ import annotations
 
+import functools
 import json
-import math
 import os
 import tempfile
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reports import flaky
+import fastjsonschema
+
 from reports.not_run import Group, groups
 from reports.data_file import decoded_text
 from verdict.codec import from_data
-from verdict.record import ENVIRONMENT, FAILED_OUTCOMES, NOT_RUN, VALUE_KINDS, VERDICTS, TestRecord
+from verdict.record import ENVIRONMENT, FAILED_OUTCOMES, NOT_RUN, TestRecord
 
 SCHEMA = "nan-harness-results/2"
+SCHEMA_FILE = Path(__file__).with_name("results.schema.json")  # its JSON Schema, for this validator and users' CI
 LEGACY_SCHEMA = "nan-harness-results/1"  # written before runs recorded how they ended
 OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed", "pending")  # TestRecord.outcome's words
 
@@ -144,13 +146,21 @@ class Results:
         return [r for r in self.records if r.failed]
 
 
+def _no_constant(word: str) -> Any:
+    """NaN and Infinity are Python's JSON, not JSON: no count or second of ours is one (the schema's numbers are
+    finite because none can be read)."""
+    raise ResultsError(f"{word} is not a JSON number (a count or a duration must be finite)")
+
+
 def load(path: Path) -> Results:
     """Read a results file and refuse anything a writer of SCHEMA would not have written."""
     text = decoded_text(path, str(path), ResultsError)
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ResultsError(f"{path}: not JSON: {exc}") from exc
+    except ResultsError as exc:  # NaN or Infinity
+        raise ResultsError(f"{path}: {exc}") from None
     except RecursionError as exc:
         raise ResultsError(f"{path}: not JSON this harness writes: nested too deeply") from exc
     validate(doc, str(path))
@@ -177,7 +187,7 @@ def validate(doc: Any, source: str) -> None:
     """One check for every reader, so no gate reads a malformed file as a run (or crashes on it)."""
     try:
         _check_schema(doc)
-        DOCUMENT.validate(doc, "")
+        _check_shape(doc)
         _check_consistent(doc)
     except ResultsError as exc:
         raise ResultsError(f"{source}: {exc}") from None
@@ -191,133 +201,19 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _at(where: str, key: str) -> str:
-    """A field's place as an error names it: `cases[0].wrong_rows[1].expected`."""
-    return f"{where}.{key}" if where else key
+@functools.cache
+def _schema_check() -> Callable[[Any], Any]:
+    """The shipped JSON Schema (reports/results.schema.json, the one statement of the file's shape), compiled once."""
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    return fastjsonschema.compile(schema)
 
 
-@dataclass(frozen=True)
-class Kind:
-    """What a JSON value may be, in the words an error names it with."""
-
-    words: str
-    test: Callable[[Any], bool]
-    parts: Callable[[Any, str], None] | None = None  # checks inside a value that passed `test`
-
-    def validate(self, value: Any, where: str) -> None:
-        """Raise ResultsError naming `where` when the value is not of this kind, so a bad file is refused."""
-        if not self.test(value):
-            raise ResultsError(f"{where} must be {self.words}, not {_shown(value)}")
-        if self.parts is not None:
-            self.parts(value, where)
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def nullable(kind: Kind) -> Kind:
-    """`kind`, or null where the writer has nothing to say (no kernel yet, a problem rather than a row)."""
-    def parts(value: Any, where: str) -> None:
-        if value is not None:
-            kind.validate(value, where)
-    return Kind(f"{kind.words} or null", lambda v: v is None or kind.test(v), parts)
-
-
-def one_of(values: Sequence[str]) -> Kind:
-    """One word of a closed set: a misspelt outcome or verdict must not read as a case that did not fail."""
-    return Kind(f"one of {', '.join(values)}", lambda v: isinstance(v, str) and v in values)
-
-
-def list_of(item: Kind) -> Kind:
-    """A list whose every item is checked, so an error names the index."""
-    def parts(value: list[Any], where: str) -> None:
-        for i, v in enumerate(value):
-            item.validate(v, f"{where}[{i}]")
-    return Kind("a list", lambda v: isinstance(v, list), parts)
-
-
-def dict_of(value_kind: Kind, keys: Sequence[str] | None = None) -> Kind:
-    """An object of any keys (or only `keys`), every value of one kind."""
-    def parts(value: dict[str, Any], where: str) -> None:
-        for k, v in value.items():
-            if keys is not None and k not in keys:
-                raise ResultsError(f"{_at(where, k)}: unknown key (allowed: {', '.join(keys)})")
-            value_kind.validate(v, _at(where, k))
-    return Kind("an object", lambda v: isinstance(v, dict), parts)
-
-
-def record(fields: Mapping[str, Kind], required: Sequence[str] = ()) -> Kind:
-    """An object with these fields (`required` ones always present); keys a newer writer adds pass unchecked."""
-    def parts(value: dict[str, Any], where: str) -> None:
-        for key in required:
-            if key not in value:
-                raise ResultsError(f"{_at(where, key)} is missing")
-        for key, kind in fields.items():
-            if key in value:
-                kind.validate(value[key], _at(where, key))
-    return Kind("an object", lambda v: isinstance(v, dict), parts)
-
-
-STRING = Kind("a string", lambda v: isinstance(v, str))
-NAME = Kind("a non-empty string", lambda v: isinstance(v, str) and v != "")
-BOOL = Kind("true or false", lambda v: isinstance(v, bool))
-INT = Kind("an integer", _is_int)
-COUNT = Kind("an integer >= 0", lambda v: _is_int(v) and v >= 0)
-POSITIVE = Kind("an integer >= 1", lambda v: _is_int(v) and v >= 1)
-SECONDS = Kind("a number >= 0", lambda v: (_is_int(v) or isinstance(v, float)) and math.isfinite(v) and v >= 0)
-OBJECT = Kind("an object", lambda v: isinstance(v, dict))
-VERDICT = one_of(VERDICTS)
-
-VALUE_CLASS = record({"name": STRING, "negative": BOOL, "dtype": STRING, "bits": COUNT, "is_nan": BOOL},
-                     required=("name", "negative", "dtype", "bits", "is_nan"))
-PARAMS = record({"family": STRING, "case_id": STRING, "dtype": STRING, "layout": STRING, "shape": list_of(COUNT),
-                 "detail": STRING, "seed": nullable(INT), "row_classes": list_of(VALUE_CLASS),
-                 "nan_patterns": list_of(VALUE_CLASS), "in_domain": BOOL, "buffer_step": nullable(COUNT)})
-CASE_ROW = record({"case_id": STRING, "row": nullable(COUNT), "expected": nullable(INT), "got": nullable(INT),
-                   "label": STRING}, required=("row", "expected", "got"))  # row null: a problem, not a row
-UNWRITTEN = record({"observable": BOOL, "blind_rows": list_of(COUNT), "why": STRING}, required=("observable",))
-HELD = Kind("a [signed kind of value, count > 0] pair", lambda v: isinstance(v, list) and len(v) == 2
-            and isinstance(v[0], str) and v[0][1:] in VALUE_KINDS and v[0][:1] in "+-" and _is_int(v[1]) and v[1] > 0)
-CHECK_ROW = record({"row": COUNT, "expected": INT, "got": INT, "label": STRING, "holds": list_of(HELD),
-                    "short_suffix": list_of(POSITIVE)}, required=("row", "expected", "got"))
-CHECK = record({"params": PARAMS, "path": STRING, "verdict": VERDICT, "expected_total": nullable(INT),
-                "got_total": nullable(INT), "problems": list_of(STRING), "problem_kinds": list_of(STRING),
-                "wrong_rows": list_of(CHECK_ROW),
-                "card": nullable(COUNT), "input_desc": STRING, "refusal": STRING, "ok": BOOL,
-                "unwritten": nullable(UNWRITTEN)}, required=("verdict",))
-FLAKY_LABEL = Kind("deterministic, flaky, 'known flaky: ...' or 'not rerun: ...'",
-                   lambda v: isinstance(v, str) and flaky.kind(v) is not None)
-NOT_RUN_FIELDS = {"group": STRING, "reason": STRING, "commands": list_of(STRING), "marker": STRING}
-NOT_RUN_KIND = record(NOT_RUN_FIELDS, required=("group", "reason"))  # why a test did not run (verdict.not_run)
-NOT_RUN_GROUP = record({**NOT_RUN_FIELDS, "tests": COUNT}, required=("group", "reason", "tests"))
-CRASH_STORM = record({"signature": STRING, "scope": OBJECT, "crashes": list_of(STRING), "threshold": COUNT,
-                      "groups": list_of(OBJECT)}, required=("signature", "scope", "crashes"))  # verdict.crash_storm
-RERUN = record({"outcome": one_of(OUTCOMES), "verdict": VERDICT, "seconds": SECONDS, "message": STRING},
-               required=("outcome",))  # one rerun of a failed test in a fresh process (reports.reruns)
-CASE = record({"id": STRING, "nodeid": NAME, "family": STRING, "parameters": PARAMS, "path": STRING,
-               "outcome": one_of(OUTCOMES), "verdict": VERDICT, "duration": SECONDS, "expected_total": nullable(INT),
-               "got_total": nullable(INT), "wrong_rows": list_of(CASE_ROW), "cards": list_of(COUNT),
-               "message": STRING, "waiver": nullable(dict_of(STRING)), "planted": nullable(OBJECT),
-               "call_sites": list_of(OBJECT), "checks": list_of(CHECK), "flaky": nullable(FLAKY_LABEL),
-               "reruns": list_of(RERUN), "not_run": nullable(NOT_RUN_KIND),
-               "crash_storm": nullable(CRASH_STORM)}, required=("nodeid", "outcome", "verdict"))
-SPLIT = {"splits": POSITIVE, "algorithm": nullable(STRING), "durations_sha256": nullable(STRING),
-         "selection": nullable(OBJECT)}  # what every shard of one split run shares (reports.merge.SPLIT_KEYS)
-SHARD = record({"group": POSITIVE, **SPLIT}, required=("group", "splits"))
-SHARDS = record({**SPLIT, "groups": list_of(POSITIVE), "folders": list_of(STRING), "collected": list_of(COUNT),
-                 "finished": list_of(BOOL)}, required=("groups", "folders"))  # a merged run's shards
-ENVIRONMENT_FAILURE = record({"name": NAME, "kind": STRING, "message": STRING, "where": STRING,
-                              "backend": nullable(STRING)}, required=("name", "message"))
-DOCUMENT = record({"environment": dict_of(STRING), "exitstatus": nullable(INT), "finished": BOOL, "ended": STRING,
-                   "collected": COUNT, "ran": COUNT, "counts": dict_of(COUNT, OUTCOMES),
-                   "verdicts": dict_of(COUNT, VERDICTS), "run_id": nullable(STRING), "diagnosis": list_of(OBJECT),
-                   "kernel": nullable(STRING), "backend": nullable(STRING), "coverage_gaps": list_of(STRING),
-                   "started": nullable(STRING), "shard": nullable(SHARD), "shards": SHARDS, "cases": list_of(CASE),
-                   "environment_failure": nullable(ENVIRONMENT_FAILURE), "not_run": nullable(list_of(NOT_RUN_GROUP)),
-                   "usage_error": nullable(STRING)},
-                  required=("environment", "exitstatus", "finished", "ended", "collected", "counts", "verdicts",
-                            "cases"))
+def _check_shape(doc: Any) -> None:
+    """Raise ResultsError naming the field (`cases[0].wrong_rows[1].expected`) where the file breaks the schema."""
+    try:
+        _schema_check()(doc)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        raise ResultsError(exc.message.removeprefix("data.").removeprefix("data ")) from None
 
 
 def _check_schema(doc: Any) -> None:

@@ -8,9 +8,12 @@ import sys
 import xml.etree.ElementTree as ET
 from html import unescape
 
+import fastjsonschema
 import pytest
 
+from reports import flaky, results
 from reports.results import SCHEMA
+from verdict.record import VALUE_KINDS, VERDICTS
 from tests.reports import runs
 from tests.support.records import comparable
 from tests.reports.planted_kernel import PLANTED_MARKUP
@@ -25,6 +28,19 @@ CRASH = runs.PLANTED_CASES + "::test_planted_worker_crash"
 @pytest.fixture
 def planted(tmp_path_factory: pytest.TempPathFactory) -> runs.SubRun:
     return runs.planted_xdist(tmp_path_factory)
+
+
+def test_the_shipped_json_schema_accepts_a_real_run_with_any_validator(planted: runs.SubRun) -> None:
+    """results.schema.json is what a user's own CI validates with: a run's file passes it as the file is, and its
+    closed sets are the words the harness writes (a new verdict or outcome must reach the schema)."""
+    schema = json.loads(results.SCHEMA_FILE.read_text(encoding="utf-8"))
+    fastjsonschema.compile(schema)(planted.results())
+    words = schema["definitions"]
+    assert words["verdict"]["enum"] == list(VERDICTS) and words["outcome"]["enum"] == list(results.OUTCOMES)
+    assert schema["properties"]["schema"]["const"] == SCHEMA
+    assert all(f"|{kind}" in words["held"]["items"][0]["pattern"] or f"({kind}" in words["held"]["items"][0]["pattern"]
+               for kind in VALUE_KINDS)
+    assert all(kind in words["flaky_label"]["pattern"] for kind in flaky.KINDS)
 
 
 def test_results_json_schema(planted: runs.SubRun) -> None:
