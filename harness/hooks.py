@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import pytest
+import torch
 
 from cases import registry
 from cases.family import Context, Family
@@ -89,10 +90,17 @@ def pytest_cmdline_main(config: pytest.Config) -> Generator[None, object, object
     return (yield)
 
 
+def _cpu_build() -> bool:
+    """torch built without CUDA or ROCm (read from its version record: nothing is initialized)."""
+    return getattr(torch.version, "cuda", None) is None and getattr(torch.version, "hip", None) is None
+
+
 def _node_workers(device: str) -> int:
     """Workers without -n: on an accelerator, by its cards (counted in a child: this process initializes no device);
     one elsewhere, and where the cards cannot be counted (start-up then says why)."""
     if device not in ("cuda", "npu") or needs.missing(device) is not None:  # nothing to count (configure says why)
+        return 1
+    if device == "cuda" and _cpu_build():  # a CPU build of torch sees no card: no child to ask
         return 1
     try:
         cards, _ = processes.count_cards(device, Path.cwd())

@@ -56,7 +56,17 @@ def test_a_node_run_without_n_gets_workers_by_its_cards(monkeypatch: pytest.Monk
     the H100, docs/backends.md); one on the CPU or where no card is seen (start-up then ends the run)."""
     monkeypatch.setattr(hooks.processes, "count_cards", lambda d, cwd: (cards, None))
     monkeypatch.setattr(hooks.needs, "missing", lambda d: None)  # a node holding what the device needs
+    monkeypatch.setattr(hooks, "_cpu_build", lambda: False)  # and a CUDA build of torch
     assert hooks._node_workers(device) == workers
+
+
+def test_a_cpu_build_of_torch_starts_no_card_counting_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    def never(device: str, cwd: Path) -> tuple[int, None]:
+        raise AssertionError("a CPU build of torch has no card to count")
+    monkeypatch.setattr(hooks.processes, "count_cards", never)
+    monkeypatch.setattr(hooks.needs, "missing", lambda d: None)
+    monkeypatch.setattr(hooks, "_cpu_build", lambda: True)
+    assert hooks._node_workers("cuda") == 1
 
 
 def test_cards_that_cannot_be_counted_leave_one_worker(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,6 +74,7 @@ def test_cards_that_cannot_be_counted_leave_one_worker(monkeypatch: pytest.Monke
         raise hooks.processes.CardCountError("cannot count cuda cards: driver gone")
     monkeypatch.setattr(hooks.processes, "count_cards", broken)
     monkeypatch.setattr(hooks.needs, "missing", lambda d: None)
+    monkeypatch.setattr(hooks, "_cpu_build", lambda: False)
     assert hooks._node_workers("cuda") == 1
     monkeypatch.setattr(hooks.processes, "count_cards", lambda d, cwd: (8, None))
     monkeypatch.setattr(hooks.needs, "missing", lambda d: "torch_npu")  # nothing to count with: one, then ENVIRONMENT
