@@ -70,6 +70,12 @@ def make_get_num_nans(
     return get_num_nans
 
 
+def zeroed_wrapper(kernel: object, block: int) -> Callable[[Tensor], Tensor]:
+    """A wrapper of another style than ours: a zeroed output, one fixed BLOCK_SIZE, no launch for an empty input."""
+    return make_get_num_nans(kernel, alloc=lambda n, dev: torch.zeros(n, dtype=torch.int32, device=dev),
+                             block_size=lambda vocab: block)
+
+
 def kernel_with(**swapped: object) -> object:
     """Our _num_nans_kernel, its body untouched, with some of its globals replaced (e.g. is_nan_i32=bad)."""
     fn = clean._num_nans_kernel.fn

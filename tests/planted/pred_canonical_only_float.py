@@ -4,11 +4,10 @@ bit is zero (`bits & 0x3FFFFF == 0`), i.e. torch's canonical NaN of either sign;
 Models a port that pairs the self-compare with a check that the value "is the NaN constant" (to skip what it takes
 for garbage), so NaNs carrying a payload (hardware-made, other conversions, signaling ones) are missed.
 """
-import torch
 import triton
 import triton.language as tl
 
-from tests.planted._wrapper import check_input
+from tests.planted._wrapper import zeroed_wrapper
 
 WRAPPER_BLOCK = 4096
 
@@ -26,10 +25,4 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
     tl.store(num_nans_ptr + row, tl.sum(lanes, axis=0))
 
 
-def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
-    check_input(logits)
-    rows, vocab = logits.shape
-    counts = torch.zeros(rows, dtype=torch.int32, device=logits.device)
-    if rows and vocab:
-        _num_nans_kernel[(rows,)](logits, logits.stride(0), counts, vocab, BLOCK_SIZE=WRAPPER_BLOCK)
-    return counts
+get_num_nans = zeroed_wrapper(_num_nans_kernel, WRAPPER_BLOCK)

@@ -4,11 +4,10 @@ for both half types: right for fp16; on bf16 it counts Inf and finite values fro
 
 Models a port with one 16-bit path that takes fp16's field masks for "the" half format.
 """
-import torch
 import triton
 import triton.language as tl
 
-from tests.planted._wrapper import check_input
+from tests.planted._wrapper import zeroed_wrapper
 
 WRAPPER_BLOCK = 2048
 
@@ -35,10 +34,4 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
     tl.store(num_nans_ptr + row, tl.sum(lanes, axis=0))
 
 
-def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
-    check_input(logits)
-    rows, vocab = logits.shape
-    counts = torch.zeros(rows, dtype=torch.int32, device=logits.device)
-    if rows and vocab:
-        _num_nans_kernel[(rows,)](logits, logits.stride(0), counts, vocab, BLOCK_SIZE=WRAPPER_BLOCK)
-    return counts
+get_num_nans = zeroed_wrapper(_num_nans_kernel, WRAPPER_BLOCK)

@@ -4,11 +4,10 @@ with its own wrapper launching 1,024-element blocks and per-lane counters reduce
 Models a port that reaches for the float form of the test (no bit view) and writes "is not a finite number"
 where "is NaN" was meant: every comparison with a NaN is false, and so is `|inf| <= FLT_MAX`, so both count.
 """
-import torch
 import triton
 import triton.language as tl
 
-from tests.planted._wrapper import check_input
+from tests.planted._wrapper import zeroed_wrapper
 
 WRAPPER_BLOCK = 1024
 FLT_MAX = tl.constexpr(3.4028234663852886e38)  # a global a compiled kernel may read
@@ -27,10 +26,4 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
     tl.store(num_nans_ptr + row, tl.sum(lanes, axis=0))
 
 
-def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
-    check_input(logits)
-    rows, vocab = logits.shape
-    counts = torch.zeros(rows, dtype=torch.int32, device=logits.device)
-    if rows and vocab:
-        _num_nans_kernel[(rows,)](logits, logits.stride(0), counts, vocab, BLOCK_SIZE=WRAPPER_BLOCK)
-    return counts
+get_num_nans = zeroed_wrapper(_num_nans_kernel, WRAPPER_BLOCK)

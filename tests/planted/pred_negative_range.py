@@ -4,11 +4,10 @@ kernel of its own launched with 1,024-element blocks.
 Models a port that writes the NaN test as a range on the unsigned bit view and stops at the sign bit: NaNs with
 the sign bit set (0xFF800001..0xFFFFFFFF, which x86's bf16 cast of float('nan') makes) are never counted.
 """
-import torch
 import triton
 import triton.language as tl
 
-from tests.planted._wrapper import check_input
+from tests.planted._wrapper import zeroed_wrapper
 
 WRAPPER_BLOCK = 1024
 
@@ -26,10 +25,4 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
     tl.store(num_nans_ptr + row, count)
 
 
-def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
-    check_input(logits)
-    rows, vocab = logits.shape
-    counts = torch.zeros(rows, dtype=torch.int32, device=logits.device)
-    if rows and vocab:
-        _num_nans_kernel[(rows,)](logits, logits.stride(0), counts, vocab, BLOCK_SIZE=WRAPPER_BLOCK)
-    return counts
+get_num_nans = zeroed_wrapper(_num_nans_kernel, WRAPPER_BLOCK)

@@ -4,11 +4,10 @@ quiet bit, in a kernel of its own whose wrapper launches 2,048-element blocks.
 Models a port that takes "the top ten bits of a NaN are ones" (true of every NaN torch writes) for the test, so
 it passes each case built from float('nan') while a NaN with the quiet bit clear goes uncounted.
 """
-import torch
 import triton
 import triton.language as tl
 
-from tests.planted._wrapper import check_input
+from tests.planted._wrapper import zeroed_wrapper
 
 WRAPPER_BLOCK = 2048
 
@@ -25,10 +24,4 @@ def _num_nans_kernel(logits_ptr, logits_stride, num_nans_ptr, vocab_size, BLOCK_
     tl.store(num_nans_ptr + row, count)
 
 
-def get_num_nans(logits: torch.Tensor) -> torch.Tensor:
-    check_input(logits)
-    rows, vocab = logits.shape
-    counts = torch.zeros(rows, dtype=torch.int32, device=logits.device)
-    if rows and vocab:
-        _num_nans_kernel[(rows,)](logits, logits.stride(0), counts, vocab, BLOCK_SIZE=WRAPPER_BLOCK)
-    return counts
+get_num_nans = zeroed_wrapper(_num_nans_kernel, WRAPPER_BLOCK)
