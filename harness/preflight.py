@@ -20,7 +20,7 @@ import triton.language as tl
 
 from cases.formats import BF16, FP16, FP32, FloatFormat, from_bits
 from harness.backends import triton_flavour
-from harness.skips import suite_command
+from harness.skips import suite_command, tox_checkout
 from verdict.interpreter import Defect, to_text
 
 
@@ -118,10 +118,9 @@ def describe_defects() -> str:
 
 def _pinned_numpy() -> str:
     """Where a numpy that fits comes from, where this run happened: a checkout's tox envs pin it; installed, pip."""
-    pinned = suite_command("cpu")
-    if pinned.startswith("tox"):
-        return f"use {pinned} / tox -e ascend-cpu, which pin them"
-    return "pip install 'numpy<2.5' (or 'numpy<2' for triton-ascend 3.2.0) into this Python, then " + pinned
+    if tox_checkout():
+        return f"use {suite_command('cpu')} / tox -e ascend-cpu, which pin them"
+    return f"pip install 'numpy<2.5' (or 'numpy<2' for triton-ascend 3.2.0) into this Python, then {suite_command('cpu')}"
 
 
 def unusable_interpreter() -> str | None:

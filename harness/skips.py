@@ -15,12 +15,17 @@ from verdict.not_run import NOT_RUN_PROPERTY, NotRun
 ACCELERATORS = ("cuda", "npu")  # the node commands a CPU run names for what it could not run
 
 
+def tox_checkout() -> bool:
+    """This run's harness sits in a checkout with its tox.ini (else it is installed: no tox envs to name)."""
+    root = checkout()
+    return root is not None and (root / "tox.ini").is_file()
+
+
 def suite_command(device: str, *args: str, tox_env: str | None = None) -> str:
     """The command that runs the suite on `device` with `args`, as it works where this run happened: in a checkout
     its tox env (`tox -e cuda -- ARGS`; `tox_env` where one exists for the purpose), installed (no tox.ini beside
     the harness) the `nan-harness` command."""
-    root = checkout()
-    if root is not None and (root / "tox.ini").is_file():
+    if tox_checkout():
         return f"tox -e {tox_env or device}" + (f" -- {' '.join(args)}" if args and tox_env is None else "")
     return " ".join(["nan-harness", f"--device {device}", *args])
 
