@@ -120,7 +120,8 @@ def _pinned_numpy() -> str:
     """Where a numpy that fits comes from, where this run happened: a checkout's tox envs pin it; installed, pip."""
     if tox_checkout():
         return f"use {suite_command('cpu')} / tox -e ascend-cpu, which pin them"
-    return f"pip install 'numpy<2.5' (or 'numpy<2' for triton-ascend 3.2.0) into this Python, then {suite_command('cpu')}"
+    return (f"pip install 'numpy<2.5' (or 'numpy<2' for triton-ascend 3.2.0) into this Python, "
+            f"then {suite_command('cpu')}")
 
 
 def unusable_interpreter() -> str | None:
