@@ -2,7 +2,7 @@
 (`check_counts`, `launch`), each recording its check on the running test. Registered by harness.hooks."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import pytest
@@ -16,6 +16,11 @@ from harness.hooks import BACKEND_KEY, TARGET_KEY
 from harness.target import KernelUnderTest
 from verdict.problem import Problem
 from verdict.record import CHECK_PROPERTY, CaseParams, Check
+
+
+# a run's own case builder (FamilyCase -> Built), where it keeps cases longer than the family test's last one: a
+# mutation worker runs the same cases for mutant after mutant (mutate.warm)
+CASE_BUILDER: pytest.StashKey[Callable[[object], object]] = pytest.StashKey()
 
 
 @pytest.fixture(scope="session")

@@ -1,83 +1,80 @@
 """The original's own run, before any mutant: per-test coverage and times, and the tests it already fails.
 
-Family cases run in warm workers (every case, traced, dealt out over `parts` workers); the suite's other tests run
-as one pytest (traced by mutate.coverage) at the same time. A test the original fails is deselected for
-every mutant and listed in the report.
+Every test of the suite runs on the original's snapshot in warm workers (mutate.warm: the same pytest session that
+judges the mutants), traced, the tests dealt out over `parts` workers. A test the original fails, or that ends
+or hangs a worker, is deselected for every mutant and listed in the report.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mutate import classify, coverage
+from mutate import coverage
 from mutate.pool import WorkerProcess
-from mutate.run import Runner, Settings, Stage, Target, other_tests, run_env
 
 
 @dataclass
 class Baseline:
-    """What the original showed: per-test coverage and times, tests it fails (deselected), the case table."""
+    """What the original showed: per-test coverage and times, tests it fails (deselected), the tests in order."""
 
-    cases: list[str]  # warm case node ids, in table order
+    tests: list[str]  # node ids, in collection order
     fast: set[str]  # node ids of the fast families
     times: dict[str, float]
-    coverage: dict[str, dict[str, list[int]]]  # node id -> file -> lines (warm cases and pytest tests)
-    rest: list[str]  # pytest node ids outside the warm cases, in run order
+    coverage: dict[str, dict[str, list[int]]]  # node id -> file -> lines
     failed: list[str] = field(default_factory=list)
     launches: dict[str, list[str]] = field(default_factory=dict)  # "file::qualname" -> Spec JSON of each launch
-    skipped: set[str] = field(default_factory=set)  # cases the original's run skipped (not run, or not placed)
+    skipped: set[str] = field(default_factory=set)  # tests the original's run skipped (not run, or not placed)
 
-    def reaching(self, files: Sequence[str], lines: Sequence[int]) -> tuple[list[str], list[str]]:
-        """(warm cases, pytest tests) whose coverage holds any changed line of the mutant's file."""
-        hit = [n for n in self.coverage if any(coverage.reaches(self.coverage[n], f, lines) for f in files)]
-        hits = set(hit) - set(self.failed)
-        return [c for c in self.cases if c in hits], [t for t in self.rest if t in hits]
+    def reaching(self, files: Sequence[str], lines: Sequence[int]) -> list[str]:
+        """The tests whose coverage holds any changed line of the mutant's file, the original's failures left out."""
+        failed = set(self.failed)
+        return [n for n in self.tests if n not in failed and n in self.coverage
+                and any(coverage.reaches(self.coverage[n], f, lines) for f in files)]
 
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> Baseline:
+        """The Baseline a run (or the cache) recorded."""
+        return cls(doc["tests"], set(doc["fast"]), doc["times"], doc["coverage"], doc["failed"], doc["launches"],
+                   {test for test, _ in doc["skipped"]})
 
 
 class BaselineError(RuntimeError):
     """The original cannot be judged: nothing about its mutants could be."""
 
 
-def warm_cases(device: str, module: str, folder: Path, files: list[str], out: Path,
-               select: Callable[[list[str]], bool] | None = None, families: tuple[str, ...] = (),
-               parts: int = 1) -> dict[str, Any]:
-    """Every family case on the original, traced, in `parts` workers of their own (cases dealt out in turn); a case
-    that ends or hangs a worker is one the original fails (deselected), and a fresh worker goes on after it."""
-    threads = max(1, (os.cpu_count() or 1) // (parts + 1))  # the other tests' pytest runs beside them
-
-    def worker(log: str) -> WorkerProcess:
-        return WorkerProcess(device, run_env(device, 0 if device != "cpu" else None, None), out / log, families,
-                             threads=threads)
-
-    first = worker("warm.log")
+def run(start: Callable[[str], WorkerProcess], module: str, folder: Path, files: list[str],
+        parts: int = 1) -> dict[str, Any]:
+    """Every test on the original, traced, in `parts` workers (tests dealt out in turn); a test that ends or hangs a
+    worker is one the original fails (deselected), and a fresh worker goes on after it. `start(log name)` makes
+    a worker."""
+    first = start("warm.log")
     problem = first.started()
     if problem:
         first.close()
         raise BaselineError(problem)
-    todo = [c for c in first.cases if select is None or select(first.markers.get(c, []))]
-    result: dict[str, Any] = {"cases": list(todo), "fast": [c for c in first.fast if c in todo], "times": {},
+    todo = list(first.cases)
+    result: dict[str, Any] = {"tests": todo, "fast": [c for c in first.fast if c in todo], "times": {},
                               "coverage": {}, "failed": [], "skipped": [], "launches": {}}
     chunks = [todo[i::parts] for i in range(max(1, parts)) if todo[i::parts]] or [[]]
     with ThreadPoolExecutor(len(chunks)) as pool:
-        done = list(pool.map(lambda i: _warm_chunk(chunks[i], module, folder, files, first if i == 0 else None,
-                                                   lambda: worker(f"warm{i}.log")), range(len(chunks))))
+        done = list(pool.map(lambda i: _chunk(chunks[i], module, folder, files, first if i == 0 else None,
+                                              lambda: start(f"warm{i}.log")), range(len(chunks))))
     for part in done:
-        result["times"].update(part["times"])
-        result["coverage"].update(part["coverage"])
+        for key in ("times", "coverage"):
+            result[key].update(part[key])
         result["failed"] += part["failed"]
         result["skipped"] += part["skipped"]
-        _add_launches(result["launches"], part["launches"])
+        for kernel, specs in part["launches"].items():
+            result["launches"][kernel] = sorted(set(result["launches"].get(kernel, [])) | set(specs))
     return result
 
 
-def _warm_chunk(todo: list[str], module: str, folder: Path, files: list[str], started: WorkerProcess | None,
-                fresh: Callable[[], WorkerProcess]) -> dict[str, Any]:
-    """One worker's share of the original's cases (a fresh worker after one that ends in a case)."""
+def _chunk(todo: list[str], module: str, folder: Path, files: list[str], started: WorkerProcess | None,
+           fresh: Callable[[], WorkerProcess]) -> dict[str, Any]:
+    """One worker's share of the original's tests (a fresh worker after one that ends in a test)."""
     result: dict[str, Any] = {"times": {}, "coverage": {}, "failed": [], "skipped": [], "launches": {}}
     while todo:
         worker, problem = (started, "") if started is not None else (fresh(), None)
@@ -93,7 +90,8 @@ def _warm_chunk(todo: list[str], module: str, folder: Path, files: list[str], st
         for case, ran in answer.ran.items():
             result["times"][case] = ran["seconds"]
             result["coverage"][case] = ran["coverage"]
-            _add_launches(result["launches"], ran.get("launches", {}))
+            for kernel, specs in ran.get("launches", {}).items():
+                result["launches"][kernel] = sorted(set(result["launches"].get(kernel, [])) | set(specs))
         if answer.ended:
             if not answer.case:
                 raise BaselineError(f"the original's worker {answer.ended}: {answer.detail}")
@@ -109,40 +107,3 @@ def _warm_chunk(todo: list[str], module: str, folder: Path, files: list[str], st
         result["skipped"] += reply["skipped"]
         todo = []
     return result
-
-
-def _add_launches(into: dict[str, list[str]], launches: dict[str, list[str]]) -> None:
-    """Each kernel's launch specs from `launches` joined into `into` (sorted, once each)."""
-    for kernel, specs in launches.items():
-        into[kernel] = sorted(set(into.get(kernel, [])) | set(specs))
-
-
-def pytest_tests(settings: Settings, module: str, folder: Path, files: list[str], out: Path) -> dict[str, Any]:
-    """The suite's other tests on the original, traced; every test's node id in run order."""
-    cov = out / "coverage"
-    cov.mkdir(parents=True, exist_ok=True)
-    for old in cov.glob("*.jsonl"):
-        old.unlink()
-    traced = replace(settings, jobs=1, deselect=(), extra=(*settings.extra, "-p", coverage.__name__),
-                     env=((coverage.FILES_VAR, os.pathsep.join(files)), (coverage.OUT_VAR, str(cov))))
-    runner = Runner(traced, (), deadline=float("inf"))
-    outcome = runner.run(Target(module, (folder,)), out / "pytest", first_failure=False,
-                         stages=(Stage("rest", tuple(other_tests())),))
-    status = outcome.stages[0] if outcome.stages else classify.StageResult(classify.NOT_RUN, why="no run")
-    if status.outcome not in (classify.STAGE_PASSED, classify.KILLED):
-        raise BaselineError(f"the original's pytest run did not finish: {status.why}")
-    lines = coverage.read(cov)
-    return {"tests": list(lines), "coverage": lines, "failed": outcome.failed_ids, "seconds": outcome.seconds}
-
-
-def combine(warm: dict[str, Any], tests: dict[str, Any] | None) -> Baseline:
-    """One Baseline from the two runs."""
-    lines = dict(warm["coverage"])
-    failed = list(warm["failed"])
-    rest: list[str] = []
-    if tests is not None:
-        lines.update(tests["coverage"])
-        failed += tests["failed"]
-        rest = list(tests["tests"])
-    return Baseline(warm["cases"], set(warm["fast"]), warm["times"], lines, rest, failed,
-                    dict(warm.get("launches", {})), {case for case, _ in warm.get("skipped", [])})

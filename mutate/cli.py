@@ -14,8 +14,7 @@ import os
 import random
 import sys
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -23,13 +22,14 @@ from typing import Any
 from harness import needs, processes
 from harness.cli import home
 from harness.source_file import SourceError
-from mutate import baseline, classify, generate, report, run, schedule, survivors, tce
+from mutate import baseline, classify, generate, report, schedule, survivors, tce
 from mutate.cache import Cache, key_of, suite_revision, versions
 from mutate.classify import Verdict
 from mutate.engine import Engine, Job
 from mutate.operators import BY_NAME, OPERATORS
 from mutate.package import Unit, find_unit, write_copy
-from mutate.run import CASES_DIR_VAR, ROOT, Runner, Settings, Target, other_tests, run_env
+from mutate.pool import Session, WorkerProcess
+from mutate.run import CASES_DIR_VAR, ROOT, run_env
 
 DEVICES = ("cpu", "cuda", "npu")
 DEFAULT_OUT = "out/mutation"
@@ -52,10 +52,10 @@ def parse(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--jobs", type=int, default=None,
                    help="warm workers (default: one per visible card on an accelerator, one per core on the CPU)")
     p.add_argument("--per-mutant-s", type=float, default=900.0,
-                   help="limit of one pytest run of the other tests (status timeout)")
+                   help="limit of one mutant's tests (status timeout)")
     p.add_argument("--select", default=None, metavar="MARKEXPR",
-                   help="judge with the family cases whose markers match this expression only, no other test "
-                        "(e.g. a deliberately weakened nan_matrix)")
+                   help="judge with the tests whose markers match this expression only (pytest's -m; e.g. a "
+                        "deliberately weakened nan_matrix)")
     p.add_argument("--nan-family", action="append", default=[], metavar="MODULE",
                    help="extra case-family module, as the suite's option; repeatable")
     p.add_argument("--no-cache", action="store_true",
@@ -104,21 +104,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
 
 
-def _selector(expr: str | None) -> Callable[[list[str]], bool] | None:
-    """--select as a test of a case's markers: pytest's own marker expressions where it offers them (a guarded
-    private module), else a comma-separated list of marker names."""
-    if not expr:
-        return None
-    try:
-        from _pytest.mark.expression import Expression
-
-        compiled = Expression.compile(expr)
-        return lambda markers: bool(compiled.evaluate(lambda name, **_: name in markers))
-    except (ImportError, AttributeError, TypeError):
-        names = {n.strip() for n in expr.split(",")}
-        return lambda markers: bool(names & set(markers))
-
-
 def generated(args: argparse.Namespace) -> tuple[Unit, list[generate.Generation]] | str:
     """The unit's mutants, or why there are none (a usage error)."""
     try:
@@ -152,10 +137,16 @@ class Plan:
     context: list[Any]  # what every cache key holds besides its own: code, suite, backend, selection
     started: float  # time.monotonic() when the run began: the budget counts from it
 
-    def settings(self, deselect: tuple[str, ...] = ()) -> Settings:
+    def session(self, original: tuple[str, Path]) -> Session:
+        """What every warm worker of this run starts with."""
         a = self.args
-        return Settings(a.device, jobs=self.jobs, cards=self.cards, visibility_var=self.visibility_var,
-                        per_run_s=a.per_mutant_s, deselect=deselect, extra=tuple(a.pytest_args))
+        return Session(a.device, original, tuple(a.nan_family), a.select or "", tuple(a.pytest_args))
+
+    def worker(self, original: tuple[str, Path], log: str) -> WorkerProcess:
+        """A warm worker for the original's run (card 0 on an accelerator), its log under original/."""
+        a = self.args
+        return WorkerProcess(self.session(original), run_env(a.device, 0 if a.device != "cpu" else None, None),
+                             self.out / "original" / log, threads=max(1, (os.cpu_count() or 1) // max(1, self.jobs)))
 
     def seconds(self) -> float:
         return round(time.monotonic() - self.started, 1)
@@ -183,9 +174,9 @@ def _main(argv: Sequence[str] | None) -> int:
         print("mutate: interrupted: the runs in flight were ended; what was judged is reported (INCOMPLETE)",
               file=sys.stderr, flush=True)
         args.trials = 0
-    plan.meta["flaky_original"] = sorted(engine.flaky | engine.runner.flaky)
-    plan.meta["compiled"] = {**engine.prover.describe(), "when": "before the cases" if engine.prove_first else
-                             "for mutants every family case passes, before their pytest stage"} if engine.prover else {}
+    plan.meta["flaky_original"] = sorted(engine.flaky)
+    plan.meta["compiled"] = {**engine.prover.describe(), "when": "before the tests" if engine.prove_first else
+                             "for mutants every test reaching them passes"} if engine.prover else {}
     survivors.judge(entries, plan.mutants, plan.unit, original, plan.out, base, plan.jobs, args)
     return _finish(plan, cache, entries, verdicts, engine)
 
@@ -225,9 +216,8 @@ def _plan(args: argparse.Namespace, started: float) -> Plan | int:
     meta: dict[str, Any] = {
         "kernel": args.kernel, "file": files, "modules": [m.name for m in unit.modules], "device": args.device,
         "budget_s": args.budget_s, "jobs": jobs, "seed": args.seed, "trials": args.trials, "sample": args.sample,
-        "judge": "warm workers (family cases in-process), then pytest for the other tests that reach the change",
-        "suite": [{"name": "warm", "args": ["family cases reaching the change"]},
-                  {"name": "pytest", "args": other_tests() if not args.select else []}],
+        "judge": "the suite's tests that reach the change, in warm workers' pytest sessions",
+        "suite": [{"name": "tests", "args": ["-m", args.select] if args.select else ["every test reaching the change"]}],
         "operators": [{"name": o.name, "reason": o.reason, "scope": o.scope} for o in OPERATORS],
         "generated": len(all_mutants), "not_compiling": not_compiling, "duplicates": duplicates,
         "pytest_args": list(args.pytest_args), "cache": None,
@@ -241,34 +231,27 @@ def _baseline(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache) -
     """The original's run (or the cached one), recorded in the plan's meta; None, with the report written, when the
     original could not be judged."""
     args, out, (module, files) = plan.args, plan.out, original
-    select = _selector(args.select)
     key = key_of("baseline", *plan.context)
     doc = cache.baseline(key)
     cached = doc is not None
     try:
         if doc is None:
             t0 = time.monotonic()
-            with ThreadPoolExecutor(2) as pool:  # the family cases and the other tests at once
-                warm_run = pool.submit(baseline.warm_cases, args.device, module, out / "original",
-                                       [str(p) for p in files.values()], out / "original", select,
-                                       tuple(args.nan_family), max(1, plan.jobs - 1))
-                tests_run = None if args.select else pool.submit(
-                    baseline.pytest_tests, plan.settings(), module, out / "original",
-                    [str(p) for p in files.values()], out / "original")
-                warm, tests = warm_run.result(), tests_run.result() if tests_run else None
-            doc = {"warm": warm, "tests": tests, "seconds": round(time.monotonic() - t0, 1)}
+            doc = baseline.run(lambda log: plan.worker((module, out / "original"), log), module, out / "original",
+                               [str(p) for p in files.values()], max(1, plan.jobs))
+            doc["seconds"] = round(time.monotonic() - t0, 1)
             cache.keep_baseline(key, doc)
             cache.save()
-        base = baseline.combine(doc["warm"], doc["tests"])
+        base = baseline.Baseline.from_doc(doc)
     except baseline.BaselineError as exc:
         plan.meta["baseline"] = {"status": f"not finished: {exc}", "failed": [], "seconds": 0}
         report.write(report.document([], {**plan.meta, "seconds": plan.seconds()}), out)
         print(f"mutate: the original could not be judged: {exc}", file=sys.stderr)
         return None
     plan.meta["baseline"] = {"status": "finished", "failed": base.failed, "seconds": doc["seconds"],
-                             "cases": len(base.cases), "tests": len(base.rest), "from_cache": cached}
-    print(f"mutate: original: {len(base.cases)} family cases, {len(base.rest)} other tests, {len(base.failed)} "
-          f"failing (deselected); {doc['seconds']:.0f} s{' (from the cache)' if cached else ''}", flush=True)
+                             "tests": len(base.tests), "from_cache": cached}
+    print(f"mutate: original: {len(base.tests)} tests, {len(base.failed)} failing (deselected); "
+          f"{doc['seconds']:.0f} s{' (from the cache)' if cached else ''}", flush=True)
     return base
 
 
@@ -278,9 +261,6 @@ def _judge(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache, base
     args, out, (module, files) = plan.args, plan.out, original
     traced = {name: str(path) for name, path in files.items()}
     folder = out / "original"
-    runner = Runner(plan.settings(tuple(base.failed)), (), plan.started + args.budget_s,
-                    confirm=run.confirm_with(plan.settings(), Target(module, (folder,)),
-                                             folder / "confirm"))
     entries: dict[str, dict[str, Any]] = {}
     todo = []
     for m in plan.mutants:
@@ -291,9 +271,10 @@ def _judge(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache, base
         copy, _ = write_copy(plan.unit, out / "mutants" / m.id, m.module_name, {m.module: m.source})
         todo.append(Job(m, copy, out / "mutants" / m.id, (traced[m.module],)))
     print(f"mutate: {len(entries)} from the cache, {len(todo)} to judge", flush=True)
-    engine = Engine(args.device, plan.jobs, out, base, runner, (module, folder), plan.cards, plan.visibility_var,
-                    tuple(args.nan_family), last_killers=cache.doc.get("killers"),
-                    prover=tce.prover_for(plan.unit, base, traced, module, out, args.device))
+    engine = Engine(plan.session((module, folder)), plan.jobs, out, base, plan.cards, plan.visibility_var,
+                    last_killers=cache.doc.get("killers"),
+                    prover=tce.prover_for(plan.unit, base, traced, module, out, args.device),
+                    per_mutant_s=args.per_mutant_s)
     done = [0]
 
     def progress(job: Job, v: Verdict) -> None:

@@ -1,8 +1,8 @@
-"""Judging mutants: the warm workers first (family cases in-process), pytest for the tests no worker runs.
+"""Judging mutants: one judge, the suite's own tests in a warm worker's pytest session (mutate.warm).
 
-Per mutant, only the tests that reach its change (per-test coverage): its family cases in a warm worker until the
-first failing check, then the other tests as one pytest. A worker death or hang is a kill once the original passes
-that case again; otherwise the case is flaky and deselected (docs/mutate.md, How a mutant is judged).
+Per mutant, only the tests that reach its change (per-test coverage), until the first failing one. A worker death
+or hang is a kill once the original passes that test again; otherwise the test is flaky and deselected
+(docs/mutate.md, How a mutant is judged).
 """
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import collections
 import os
 import threading
 import time
-import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,8 +21,8 @@ from mutate import classify
 from mutate.baseline import Baseline
 from mutate.classify import NO_COVERAGE, Verdict
 from mutate.generate import Mutant
-from mutate.pool import DIED, HUNG, Answer, WorkerProcess
-from mutate.run import UNPLACED, UNSTABLE, Runner, Stage, Target, pytest_argv, run_env
+from mutate.pool import DIED, HUNG, Answer, Session, WorkerProcess
+from mutate.run import UNPLACED, run_env
 from mutate.tce import COMPILE_LIMIT_S, Copy, Prover
 
 CASE_FLOOR_S = {"cpu": 10.0}  # a case's limit: 10x the original's time on it, plus this (compiles on accelerators)
@@ -67,31 +66,33 @@ class _Judging:
 class Engine:
     """Slots of warm workers judging mutants in parallel within a deadline; killers remembered for ordering."""
 
-    def __init__(self, device: str, jobs: int, out: Path, baseline: Baseline, runner: Runner,
-                 original: tuple[str, Path], cards: int = 0, visibility_var: str | None = None,
-                 families: tuple[str, ...] = (), last_killers: dict[str, str] | None = None,
-                 prover: Prover | None = None) -> None:
-        self.device, self.jobs, self.out, self.base, self.runner = device, max(1, jobs), out, baseline, runner
-        self.original = original
-        self.cards, self.visibility_var, self.families = cards, visibility_var, families
+    def __init__(self, session: Session, jobs: int, out: Path, baseline: Baseline, cards: int = 0,
+                 visibility_var: str | None = None, last_killers: dict[str, str] | None = None,
+                 prover: Prover | None = None, per_mutant_s: float = 900.0) -> None:
+        self.session, self.device, self.original = session, session.device, session.original
+        self.jobs, self.out, self.base, self.per_mutant_s = max(1, jobs), out, baseline, per_mutant_s
+        self.cards, self.visibility_var = cards, visibility_var
         self.killers: dict[str, str] = dict(last_killers or {})  # "operator@location" -> node id
         self.confirmed: dict[str, bool] = {}
         self.flaky: set[str] = set()
         self.lock = threading.Lock()
-        self.floor = CASE_FLOOR_S.get(device, ACCELERATOR_FLOOR_S)
+        self.floor = CASE_FLOOR_S.get(self.device, ACCELERATOR_FLOOR_S)
         self.prover = prover
         self.deadline = float("inf")  # run_all's; an interrupt brings it forward to now
         self.interrupted = False
-        self.prove_first = device != "cpu"  # see mutate.tce: compiles are free on a device, dear under the interpreter
+        self.prove_first = self.device != "cpu"  # see mutate.tce: compiles are free on a device, dear under the interpreter
         self.compilers: dict[int, WorkerProcess] = {}  # the CPU's compile-only worker of each slot
 
     # -- ordering -------------------------------------------------------------------------------------------
-    def ordered(self, job: Job, cases: list[str]) -> list[str]:
-        """Killers of this place and operator first, then the fast families, then the rest (each in table order)."""
+    def ordered(self, job: Job, tests: list[str]) -> list[str]:
+        """Killers of this place and operator first, then the fast families (in collection order), then the rest,
+        cheapest first (the original's time on each)."""
         first = self.killers.get(f"{job.mutant.operator}@{job.mutant.module}:{job.mutant.location}")
-        head = [first] if first in cases else []
-        fast = [c for c in cases if c in self.base.fast and c not in head]
-        return head + fast + [c for c in cases if c not in self.base.fast and c not in head]
+        head = [first] if first in tests else []
+        fast = [c for c in tests if c in self.base.fast and c not in head]
+        rest = sorted((c for c in tests if c not in self.base.fast and c not in head),
+                      key=lambda c: self.base.times.get(c, 1.0))
+        return head + fast + rest
 
     def limits(self, cases: Sequence[str]) -> dict[str, float]:
         return {c: 10 * self.base.times.get(c, 1.0) + self.floor for c in cases}
@@ -100,7 +101,7 @@ class Engine:
     def _worker(self, slot: int, compile_only: bool = False) -> WorkerProcess:
         card = slot % self.cards if self.cards else None
         log = self.out / "workers" / f"slot{slot}{'-compile' if compile_only else ''}.log"
-        return WorkerProcess(self.device, run_env(self.device, card, self.visibility_var), log, self.families,
+        return WorkerProcess(self.session, run_env(self.device, card, self.visibility_var), log,
                              compile_only=compile_only, threads=max(1, (os.cpu_count() or 1) // self.jobs))
 
     def _proof(self, j: _Judging) -> Verdict | None:
@@ -155,27 +156,27 @@ class Engine:
 
     def judge(self, job: Job, slot: int, worker: WorkerProcess | None, deadline: float,
               ) -> tuple[Verdict, WorkerProcess | None]:
-        """One mutant through the warm stage and, if it lives, the pytest tests that reach it; with its seconds
-        and where they went (compile, warm, pytest)."""
+        """One mutant through the tests that reach it, with its seconds and where they went (compile, tests)."""
         start = time.monotonic()
-        j = _Judging(job, slot, worker, deadline)
+        j = _Judging(job, slot, worker, min(deadline, start + self.per_mutant_s))
         verdict = self._judge(j)
         verdict.seconds = time.monotonic() - start
         verdict.spent = {k: round(v, 2) for k, v in j.spent.items()}
         return verdict, j.worker
 
     def _judge(self, j: _Judging) -> Verdict:
-        """The mutant's verdict: the family cases reaching it in a warm worker, a compile proof (before the cases on
-        a device, after them under the interpreter), then the other tests reaching it."""
-        cases, rest = self.base.reaching(j.job.files, j.job.mutant.original_lines)
-        if not cases and not rest:
+        """The mutant's verdict: a compile proof (before the tests on a device, after them under the interpreter),
+        the tests reaching it in a warm worker."""
+        tests = self.base.reaching(j.job.files, j.job.mutant.original_lines)
+        if not tests:
             return Verdict(NO_COVERAGE, why="no test reaches the changed line(s) on this backend")
         if self.prove_first and (proved := self._proof(j)):
             return proved
-        verdict = self._warm_cases(j, cases)
+        verdict = self._tests(j, tests)
         if verdict is None and not self.prove_first:
             verdict = self._proof(j)
-        return verdict or self._other_tests(j, len(cases), rest)
+        return verdict or Verdict(classify.SURVIVED, why=f"{len(tests)} test(s) reach it and pass", stage="tests",
+                                  cases_run=len(tests))
 
     def _started(self, j: _Judging) -> str:
         """'' once the slot has a warm worker (started here if it had none), else why none could start."""
@@ -187,9 +188,9 @@ class Engine:
                 return problem
         return ""
 
-    def _warm_cases(self, j: _Judging, cases: list[str]) -> Verdict | None:
-        """The family cases reaching the change, in a warm worker (a fresh one after a death or a device fault);
-        None when every case passed."""
+    def _tests(self, j: _Judging, cases: list[str]) -> Verdict | None:
+        """The tests reaching the change, in a warm worker (a fresh one after a death or a device fault); None when
+        every test passed."""
         faults = 0
         while True:
             run = [c for c in self.ordered(j.job, cases) if c not in self.flaky]
@@ -201,9 +202,9 @@ class Engine:
             left = j.deadline - time.monotonic()
             if left <= 5:
                 return Verdict(classify.NOT_RUN, why="the budget ran out before it was judged")
-            with j.timed("warm"):
+            with j.timed("tests"):
                 answer = j.worker.ask({"op": "judge", "module": j.job.module, "paths": [str(j.job.folder)],
-                                       "cases": run}, self.limits(run), left, until=self.deadline)
+                                       "cases": run}, self.limits(run), left, until=j.deadline)
             if answer.ended:
                 j.worker = None
                 ended = self._worker_ended(answer, j.slot, j.deadline)
@@ -231,6 +232,8 @@ class Engine:
 
     def _worker_ended(self, answer: Answer, slot: int, deadline: float) -> Verdict | None:
         """The verdict when the worker died or hung during the cases; None when the original fails that case too."""
+        if answer.budget and not self.interrupted and time.monotonic() < self.deadline - 1:
+            return Verdict(classify.TIMED_OUT, why=f"stopped at the per-mutant limit ({self.per_mutant_s:.0f} s)")
         if answer.budget or self.interrupted:
             return Verdict(classify.NOT_RUN, why="the budget ran out during its run"
                            if not self.interrupted else "interrupted during its run")
@@ -240,7 +243,7 @@ class Engine:
             return Verdict(classify.NOT_RUN, why="the budget ran out during its run")
         if not self._original_passes(answer.case, slot):
             return None
-        return _killed(f"the worker {answer.ended} in this case: {answer.detail}", "warm",
+        return _killed(f"the worker {answer.ended} in this case: {answer.detail}", "tests",
                        {"nodeid": answer.case, "family": "", "verdict": "crash" if answer.ended == DIED else "hang"},
                        crash=True)
 
@@ -248,66 +251,18 @@ class Engine:
         """The verdict after a device fault in the cases; None: judged again in a fresh worker."""
         failed = answer.reply.get("failed") or []
         if failed and self._original_passes(failed[0]["nodeid"], slot):
-            return _killed(f"the device faulted in this case: {fault}", "warm", {
+            return _killed(f"the device faulted in this case: {fault}", "tests", {
                 "nodeid": failed[0]["nodeid"], "family": failed[0].get("family", ""), "verdict": "fault"}, crash=True)
         if faults >= 2:
             return Verdict(classify.NOT_RUN, why=f"the device faulted twice during its cases: {fault}")
         return None
-
-    def _other_tests(self, j: _Judging, n_cases: int, rest: list[str]) -> Verdict:
-        """The pytest stage: the other tests reaching the change, in the warm worker, else an isolated pytest."""
-        rest = [t for t in rest if t not in self.runner.flaky]
-        if not rest:
-            return Verdict(classify.SURVIVED, why=f"{n_cases} case(s) reach it and pass")
-        with j.timed("pytest"):
-            status = self._rest_in_worker(j, rest)
-        if status is None:  # the isolated pytest decides
-            with j.timed("pytest isolated"):
-                status = self.runner.run(Target(j.job.module, (j.job.folder,)),
-                                         self.out / "mutants" / j.job.mutant.id / "runs",
-                                         stages=(Stage("rest", tuple(rest)),)).status
-        if status.outcome == classify.KILLED:
-            verdict = _killed(status.why, "pytest", {"nodeid": status.nodeid, "family": status.family,
-                                                     "verdict": status.verdict}, crash=status.crash)
-        else:
-            verdict = Verdict(classify.SURVIVED if status.outcome == classify.STAGE_PASSED else status.outcome,
-                              status.why, stage="pytest")
-        verdict.cases_run = n_cases
-        self._remember(j.job, verdict)
-        return verdict
-
-    def _rest_in_worker(self, j: _Judging, rest: list[str]) -> classify.StageResult | None:
-        """The other tests in the slot's warm worker (pytest.main, --nan-in-process): a kill or a pass as a
-        separate pytest would say it; None (and the isolated pytest decides) when the worker ends, the run does
-        not finish or its first failure is a crash, fault or timeout (those need the isolated run's confirmation)."""
-        if self._started(j):
-            return None
-        s, run_id = self.runner.settings, uuid.uuid4().hex
-        folder = self.out / "mutants" / j.job.mutant.id / "runs" / "rest-warm"
-        argv = pytest_argv(Stage("rest", tuple(rest)), kernel=j.job.module, kernel_paths=(j.job.folder,),
-                           device=self.device, folder=folder, first_failure=True, run_id=run_id,
-                           deselect=(*s.deselect, *sorted(self.runner.flaky)), extra=s.extra, in_process=True)
-        limit = min(s.per_run_s, j.deadline - time.monotonic())
-        answer = j.worker.ask({"op": "pytest", "argv": argv, "module": j.job.module}, {}, max(1.0, limit),
-                              until=self.deadline)
-        if answer.ended or answer.reply.get("device_fault"):  # this worker's device is lost: the isolated run decides
-            if not answer.ended:
-                j.worker.close()
-            j.worker = None
-            return None
-        if answer.reply.get("status") != "ran":
-            return None
-        status = classify.classify_stage(folder, run_id, answer.reply["code"], first_failure=True)
-        if status.outcome not in (classify.KILLED, classify.STAGE_PASSED) or status.verdict in UNSTABLE:
-            return None
-        return status
 
     def _from_reply(self, answer: Answer) -> Verdict:
         reply = answer.reply
         status = reply.get("status")
         if status == "load_error":
             return Verdict(classify.NOT_VIABLE, why=f"does not import: {reply.get('message', '')[:300]}",
-                           stage="warm")
+                           stage="tests")
         if status == "error":
             return Verdict(classify.NOT_RUN, why=f"the worker failed: {reply.get('message', '')[-300:]}")
         if status == "passed":
@@ -316,8 +271,8 @@ class Engine:
         text = first.get("message", "")
         if classify.is_build_error(text, first.get("refusal") or ""):
             return Verdict(classify.NOT_VIABLE, why=f"build error: {(first.get('refusal') or text)[:300]}",
-                           stage="warm", cases_run=reply.get("ran", 0))
-        verdict = _killed(text.splitlines()[0][:300] if text else first["verdict"], "warm", {
+                           stage="tests", cases_run=reply.get("ran", 0))
+        verdict = _killed(text.splitlines()[0][:300] if text else first["verdict"], "tests", {
             "nodeid": first["nodeid"], "family": first.get("family", ""), "verdict": first["verdict"]})
         verdict.cases_run = reply.get("ran", 0)
         return verdict
@@ -371,7 +326,7 @@ class Engine:
             for t in threads:
                 t.join()
         except KeyboardInterrupt:  # Ctrl-C or SIGTERM: every worker and run ends now, what was judged is kept
-            self.interrupted, self.deadline, self.runner.deadline = True, 0.0, 0.0
+            self.interrupted, self.deadline = True, 0.0
             processes.stop_all()
             for t in threads:
                 t.join(timeout=60)

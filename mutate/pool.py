@@ -36,24 +36,41 @@ class Answer:
     budget: bool = False  # stopped because the run's deadline came, not the case's own limit
 
 
+@dataclass(frozen=True)
+class Session:
+    """What every warm worker of a run starts with: the backend, the original's snapshot (module, folder), the
+    case families, a marker selection and the user's pytest arguments."""
+
+    device: str
+    original: tuple[str, Path]
+    families: tuple[str, ...] = ()
+    select: str = ""
+    pytest_args: tuple[str, ...] = ()
+
+    def argv(self) -> list[str]:
+        module, folder = self.original
+        return [f"--device={self.device}", f"--kernel={module}", f"--kernel-path={folder}",
+                *[f"--nan-family={f}" for f in self.families], *([f"--select={self.select}"] if self.select else []),
+                "--", *self.pytest_args]
+
+
 class WorkerProcess:
     """One `python -m mutate.warm` child: its pipes, a reader thread, its log."""
 
-    def __init__(self, device: str, env: dict[str, str], log: Path, families: tuple[str, ...] = (),
-                 compile_only: bool = False, threads: int = 0) -> None:
+    def __init__(self, session: Session, env: dict[str, str], log: Path, compile_only: bool = False,
+                 threads: int = 0) -> None:
         log.parent.mkdir(parents=True, exist_ok=True)
         self.log_path = log
         self._log = open(log, "ab")
-        argv = [sys.executable, "-m", "mutate.warm", "--device", device,
-                *[f"--nan-family={f}" for f in families], *(["--compile-only"] if compile_only else []),
-                *([f"--threads={threads}"] if threads else [])]
+        argv = [sys.executable, "-m", "mutate.warm", f"--log={log}", *(["--compile-only"] if compile_only else []),
+                *([f"--threads={threads}"] if threads else []), *session.argv()]
         self.proc = processes.spawn(argv, cwd=cli.home(), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=self._log)
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.cases: list[str] = []
         self.fast: list[str] = []
-        self.markers: dict[str, list[str]] = {}  # case -> its family's markers
+        self.markers: dict[str, list[str]] = {}  # test -> its markers
 
     def _read(self) -> None:
         assert self.proc.stdout is not None

@@ -24,8 +24,7 @@ def expected_seconds(job: Job, base: Baseline, last_seconds: Mapping[str, float]
     known = last_seconds.get(job.mutant.id)
     if known is not None:
         return float(known)
-    cases, rest = base.reaching(job.files, job.mutant.original_lines)
-    return sum(base.times.get(n, UNKNOWN_TEST_S) for n in (*cases, *rest))
+    return sum(base.times.get(n, UNKNOWN_TEST_S) for n in base.reaching(job.files, job.mutant.original_lines))
 
 
 def longest_first(jobs: Sequence[Job], base: Baseline, last_seconds: Mapping[str, float]) -> list[Job]:

@@ -1,11 +1,14 @@
-"""A warm mutation worker: imports torch, Triton and the harness once, then judges module after module.
+"""A warm mutation worker: one pytest session over the suite, collected once, that judges module after module.
 
-Run as `python -m mutate.warm --device D` by `mutate.pool` (spawned, never forked: a forked CUDA or NPU context
-is unusable). Jobs come as JSON lines on stdin, replies go as JSON lines on the stdout it started with (what a
-kernel prints goes to stderr, the worker's log): `{"op": "ready"}` once; per job `{"op": "case", "nodeid": ...}`
-before each case (so a worker that dies or hangs is known to have died in that case), when tracing `{"op": "ran",
-...}` with each case's time, lines and launches, and `{"op": "done", ...}` with the outcome. A `{"op": "compile"}`
-job compiles a copy's kernels instead (mutate.tce), a `{"op": "pytest"}` job runs pytest.main in-process.
+Run as `python -m mutate.warm --device D --kernel K` by `mutate.pool` (spawned, never forked: a forked CUDA or NPU
+context is unusable). It starts pytest in-process (`--nan-in-process`: this worker is the isolation) on the
+suite, and its plugin takes over the test loop: jobs come as JSON lines on stdin, replies go as JSON lines on the
+stdout it started with (pytest's and the kernel's output go to stderr, the worker's log): `{"op": "ready"}` with
+every test's node id once; per job `{"op": "case", "nodeid": ...}` before each test (so a worker that dies or
+hangs is known to have died in that test), when tracing `{"op": "ran", ...}` with each test's time, lines and
+launches, and `{"op": "done", ...}` with the outcome. The tests are the suite's own, run by pytest's own protocol:
+the one judge of a mutant, on the CPU and on a device alike. A `{"op": "compile"}` job compiles a copy's kernels
+instead (mutate.tce).
 """
 from __future__ import annotations
 
@@ -20,49 +23,67 @@ import time
 import traceback
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any
 
 import pytest
 import torch
 
-from cases import registry
-from harness import backends
-from harness.compare import message
-from harness.judge import PathNotRun, judge_built, suite_context
-from harness.target import PATHS, KernelLoadError, load
+from harness import cli, skips
+from harness.activation import IN_PROCESS, IN_PROCESS_CALLER
+from harness.fixtures import CASE_BUILDER
+from harness.hooks import BACKEND_KEY, TARGET_KEY
+from harness.target import KernelLoadError, load
 from mutate import tce
 from mutate.coverage import Recorder, recording, to_json
 from mutate.launch_memo import LaunchMemo, replaying
+from mutate.run import CASES_DIR_VAR, FAST_FAMILY_MARKERS, FOLDER, LAUNCH_MEMO_VAR, UNPLACED
 from mutate.specs import interpreted_here
-from mutate.run import CASES_DIR_VAR, FAST_FAMILY_MARKERS, LAUNCH_MEMO_VAR, UNPLACED, nodeid
+from reports.collector import record_of_reports
+from verdict.not_run import NOT_RUN_PROPERTY, NotRun
+from verdict.record import DEVICE_FAULT
 
 
-class Worker:
-    """The cases of this backend, built on demand and kept, and the job loop."""
+class Serve:
+    """The pytest plugin that replaces the test loop by the job loop: the collected items, run on request."""
 
-    def __init__(self, device: str, families: list[str], reply: IO[str], compile_only: bool = False) -> None:
-        self.reply_to = reply
-        self.table: dict[str, tuple[Any, str]] = {}
-        self.fast: list[str] = []
+    def __init__(self, reply: IO[str], jobs: IO[str], device: str) -> None:
+        self.reply_to, self.jobs, self.device = reply, jobs, device
+        self.items: dict[str, pytest.Item] = {}
         self.built: dict[str, Any] = {}
-        self.memo: Any = None
-        if compile_only:  # mutate.tce on the CPU: Triton compiles for a GPU target, never interpreted here
-            os.environ.pop("TRITON_INTERPRET", None)
-            return
-        self.backend = backends.resolve(device)
-        self.backend.prepare()
-        if os.environ.get(LAUNCH_MEMO_VAR, "1") != "0" and interpreted_here():  # compiled launches: nothing to replay
-            self.memo = LaunchMemo()
-        context = suite_context(self.backend)
-        for fc in registry.expand(registry.load(families), context):
-            for path in PATHS:
-                self.table[nodeid(str(fc), path)] = (fc, path)
-                if set(fc.family.markers()) & set(FAST_FAMILY_MARKERS):
-                    self.fast.append(nodeid(str(fc), path))
+        self.memo: LaunchMemo | None = None
+        self.config: pytest.Config | None = None
+        self.reports: list[pytest.TestReport] = []  # the running test's
+        self.properties: dict[str, list[tuple[str, object]]] = {}
 
     def reply(self, message: dict[str, Any]) -> None:
         self.reply_to.write(json.dumps(message) + "\n")
         self.reply_to.flush()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config: pytest.Config) -> None:
+        """After the harness's: Triton is imported only once its backend is prepared (the interpreter's variable)."""
+        self.config = config
+        config.stash[CASE_BUILDER] = self._built
+        if os.environ.get(LAUNCH_MEMO_VAR, "1") != "0" and interpreted_here():  # compiled: nothing to replay
+            self.memo = LaunchMemo()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool:
+        self.items = {item.nodeid: item for item in session.items}
+        self.properties = {n: list(item.user_properties) for n, item in self.items.items()}  # as collected
+        markers = {n: sorted({m.name for m in item.iter_markers()}) for n, item in self.items.items()}
+        self.reply({"op": "ready", "cases": list(self.items), "markers": markers, "pid": os.getpid(),
+                    "fast": [n for n, names in markers.items() if set(names) & set(FAST_FAMILY_MARKERS)]})
+        for line in self.jobs:
+            if not line.strip():
+                continue
+            job = json.loads(line)
+            try:
+                self.reply(compiled(job) if job.get("op") == "compile" else self.judge(job))
+            except Exception:  # noqa: BLE001 - the harness's own failure: said, and the worker goes on
+                self.reply({"op": "done", "status": "error", "message": traceback.format_exc()[-4000:]})
+        return True
 
     def _built(self, fc: Any) -> Any:
         """The case built once per worker; with MUTATE_CASES_DIR, once per run (the first worker saves it, the
@@ -73,71 +94,76 @@ class Worker:
         return self.built[key]
 
     def judge(self, job: dict[str, Any]) -> dict[str, Any]:
-        """One module through the job's cases; stops at the first failing check unless `all` is set. A mutant's
-        interpreted launches are replayed from the worker's launch memo (mutate.launch_memo); the traced original's
-        only kept."""
+        """One module through the job's tests, in order, stopping at the first failing one unless `all` is set; a
+        mutant's interpreted launches are replayed from the launch memo (mutate.launch_memo), the traced original's
+        only kept. Every fixture is torn down after the job: the next module gets its own."""
         recorder = Recorder(job["trace"]) if job.get("trace") else None
         out: dict[str, Any] = {"op": "done", "failed": [], "skipped": [], "times": {}, "coverage": {}, "ran": 0}
+        assert self.config is not None
         try:
             with _imported_from(job["module"], job.get("paths", [])), self._memo(replay=recorder is None):
-                return self._judge_cases(job, recorder, out)
+                try:
+                    self.config.stash[TARGET_KEY] = load(job["module"])
+                except KernelLoadError as exc:
+                    return {**out, "status": "load_error", "message": str(exc)}
+                self._run(job, recorder, out)
         finally:
             if self.memo is not None:
                 m = self.memo
                 print(f"launch memo: {m.hits} replayed, {m.misses} run and kept, {m.bypassed} run as is; "
                       f"{m.stored_bytes >> 20} MiB kept", file=sys.stderr, flush=True)
-
-    def _memo(self, replay: bool) -> contextlib.AbstractContextManager[Any]:
-        """The launch memo around a job (mutate.launch_memo), or nothing where there is none (compiled, or off)."""
-        return contextlib.nullcontext() if self.memo is None else replaying(self.memo, replay=replay)
-
-    def _judge_cases(self, job: dict[str, Any], recorder: Any, out: dict[str, Any]) -> dict[str, Any]:
-        """The job's cases in order through harness.judge (see judge)."""
-        try:
-            target = load(job["module"])
-        except KernelLoadError as exc:
-            return {**out, "status": "load_error", "message": str(exc)}
-        for case in job["cases"]:
-            fc, path = self.table[case]
-            self.reply({"op": "case", "nodeid": case})
-            start = time.perf_counter()
-            try:
-                built = self._built(fc)
-                with recording(recorder) if recorder is not None else contextlib.nullcontext():
-                    judged = judge_built(target, self.backend, built, fc.family.params(fc.case), path)
-                if recorder is not None:
-                    out["coverage"][case] = to_json(recorder.take())
-            except PathNotRun as exc:
-                out["skipped"].append([case, str(exc)])
-                continue
-            except (RuntimeError, MemoryError) as exc:
-                if not backends.is_memory_error(exc):  # a faulted device (this mutant's or an earlier job's launch)
-                    out["device_fault"] = f"{case}: {type(exc).__name__}: {str(exc)[:400]}"
-                    break
-                out["skipped"].append([case, f"{UNPLACED}: {exc}"])
-                continue
-            finally:
-                out["times"][case] = round(time.perf_counter() - start, 4)
-                if recorder is not None:  # streamed: a later case that ends the worker loses nothing
-                    launches = {k: sorted(v) for k, v in recorder.take_launches().items()}
-                    self.reply({"op": "ran", "nodeid": case, "seconds": out["times"][case],
-                                "coverage": out["coverage"].get(case, {}), "launches": launches})
-            out["ran"] += 1
-            if not judged.check.ok:
-                out["failed"].append({"nodeid": case, "verdict": judged.check.verdict,
-                                      "message": message(judged.check), "refusal": judged.check.refusal,
-                                      "family": fc.family.name})
-                if not job.get("all"):
-                    break
         fault = out.get("device_fault") or self.device_fault()
         if fault:
             return {**out, "status": "fault", "device_fault": fault}
         return {**out, "status": "failed" if out["failed"] else "passed"}
 
+    def _memo(self, replay: bool) -> contextlib.AbstractContextManager[Any]:
+        """The launch memo around a job (mutate.launch_memo), or nothing where there is none (compiled, or off)."""
+        return contextlib.nullcontext() if self.memo is None else replaying(self.memo, replay=replay)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.reports.append(report)
+
+    def _run(self, job: dict[str, Any], recorder: Recorder | None, out: dict[str, Any]) -> None:
+        """The job's tests through pytest's own run protocol, each set up and torn down whole (nothing is kept from
+        one test, or one module, to the next; the suite's session fixtures are lookups)."""
+        for item in (self.items[n] for n in job["cases"] if n in self.items):
+            self.reports, item.user_properties[:] = [], self.properties[item.nodeid]  # nothing of an earlier run
+            self.reply({"op": "case", "nodeid": item.nodeid})
+            start = time.perf_counter()
+            with recording(recorder) if recorder is not None else contextlib.nullcontext():
+                item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
+            seconds = round(time.perf_counter() - start, 4)
+            out["times"][item.nodeid] = seconds
+            if recorder is not None:  # streamed: a later test that ends the worker loses nothing
+                out["coverage"][item.nodeid] = to_json(recorder.take())
+                launches = {key: sorted(v) for key, v in recorder.take_launches().items()}
+                self.reply({"op": "ran", "nodeid": item.nodeid, "seconds": seconds,
+                            "coverage": out["coverage"][item.nodeid], "launches": launches})
+            if self._note(item, self.reports, out) and not job.get("all"):
+                return
+
+    def _note(self, item: pytest.Item, reports: list[pytest.TestReport], out: dict[str, Any]) -> bool:
+        """Add one test's outcome to the reply; True when it failed."""
+        record = record_of_reports(reports)
+        if record.outcome == "skipped":
+            unplaced = any(name == NOT_RUN_PROPERTY and NotRun.from_json(str(value)) == skips.too_large(self.device)
+                           for report in reports for name, value in report.user_properties)
+            out["skipped"].append([item.nodeid, f"{UNPLACED}: {record.message}" if unplaced else record.message])
+            return False
+        out["ran"] += 1
+        if not record.failed:
+            return False
+        if record.verdict == DEVICE_FAULT:
+            out["device_fault"] = f"{item.nodeid}: {record.message[:400]}"
+        out["failed"].append({"nodeid": item.nodeid, "verdict": record.verdict, "message": record.message[:4000],
+                              "refusal": " ".join(c.refusal or "" for c in record.checks), "family": record.family})
+        return True
+
     def device_fault(self) -> str | None:
         """The error a sticky device fault raises on the next synchronize (an illegal address, a launch failure
-        left by a job's kernel), or None: a worker whose device faulted cannot judge another case."""
-        backend = getattr(self, "backend", None)
+        left by a job's kernel), or None: a worker whose device faulted cannot judge another test."""
+        backend = self.config.stash.get(BACKEND_KEY, None) if self.config is not None else None
         if backend is None or backend.interpreted:
             return None
         try:
@@ -146,35 +172,11 @@ class Worker:
             return f"synchronize: {type(exc).__name__}: {str(exc)[:400]}"
         return None
 
-    def compile(self, job: dict[str, Any]) -> dict[str, Any]:
-        """A copy's kernels compiled for the job's specs: cache keys of all its jit functions, IR digests of the
-        kernels asked (changed ones only, first spec only when asked), or the first spec that does not compile."""
-        with _imported_from(job["module"], job.get("paths", [])):
-            return {"op": "done", **tce.compile_copy(job)}
 
-    def pytest(self, job: dict[str, Any]) -> dict[str, Any]:
-        """The job's pytest arguments run here (`--nan-in-process`): the suite's other tests without a new
-        interpreter, torch and Triton imports, an xdist worker and a probe child, interpreted launches replayed from
-        the launch memo; its results.json says the rest."""
-        with _imported_from(job["module"], []), self._memo(replay=True):
-            code = pytest.main(list(job["argv"]))
-        fault = self.device_fault()
-        return {"op": "done", "status": "ran", "code": int(code), **({"device_fault": fault} if fault else {})}
-
-    def serve(self, jobs: IO[str]) -> None:
-        self.reply({"op": "ready", "cases": list(self.table), "fast": self.fast,
-                    "markers": {n: sorted(fc.family.markers()) for n, (fc, _) in self.table.items()},
-                    "pid": os.getpid()})
-        for line in jobs:
-            if not line.strip():
-                continue
-            job = json.loads(line)
-            try:
-                op = job.get("op")
-                self.reply(self.compile(job) if op == "compile" else self.pytest(job) if op == "pytest" else
-                           self.judge(job))
-            except Exception:  # noqa: BLE001 - the harness's own failure: said, and the worker goes on
-                self.reply({"op": "done", "status": "error", "message": traceback.format_exc()[-4000:]})
+def compiled(job: dict[str, Any]) -> dict[str, Any]:
+    """A copy's kernels compiled for the job's specs (mutate.tce), its folders on sys.path meanwhile."""
+    with _imported_from(job["module"], job.get("paths", [])):
+        return {"op": "done", **tce.compile_copy(job)}
 
 
 def _shared_build(fc: Any, folder: str | None) -> Any:
@@ -217,23 +219,52 @@ def _imported_from(module: str, paths: list[str]) -> Iterator[None]:
         gc.collect()
 
 
+def session_argv(device: str, kernel: str, paths: list[str], families: list[str], select: str, log: Path,
+                 pytest_args: list[str]) -> list[str]:
+    """The worker's pytest: the suite in this process, every test collected (a selection narrows it), its own
+    reports beside its log, no reruns (a kill is a kill)."""
+    args = ["--device", device, "-q", "-p", "no:randomly", IN_PROCESS, f"--basetemp={log.with_suffix('.tmp')}",
+            f"--nan-json={log.with_suffix('.json')}", f"--html={log.with_suffix('.html')}",
+            f"--junitxml={log.with_suffix('.xml')}", "--nan-reruns=0", "--kernel", kernel,
+            *[f"--kernel-path={p}" for p in paths], *[f"--nan-family={f}" for f in families],
+            *(["-m", select] if select else []), *pytest_args]
+    return cli.arguments(args, FOLDER)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m mutate.warm", description="a warm mutation worker (JSON lines)")
     p.add_argument("--device", required=True)
+    p.add_argument("--kernel", default="", help="the module the session starts with (the original's snapshot)")
+    p.add_argument("--kernel-path", action="append", default=[])
     p.add_argument("--nan-family", action="append", default=[])
+    p.add_argument("--select", default="", help="a marker expression narrowing the tests collected")
+    p.add_argument("--log", default="worker.log", help="the worker's log (its session's reports go beside it)")
     p.add_argument("--compile-only", action="store_true", help="only compile jobs, never the interpreter (CPU)")
     p.add_argument("--threads", type=int, default=0, help="torch's CPU threads (0: torch's default)")
-    args = p.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = p.parse_args(argv[:cut])
     if args.threads > 0:  # workers side by side: each its share of the cores, not all of them each
         torch.set_num_threads(args.threads)
-    os.environ["NAN_HARNESS_ISOLATING_CALLER"] = "mutate.warm"  # its pytest stage runs --nan-in-process: we isolate
+    os.environ[IN_PROCESS_CALLER] = "mutate.warm"  # the session runs --nan-in-process: this worker isolates it
     reply = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)  # what the kernel prints goes to the log, never into the replies
+    os.dup2(2, 1)  # what pytest and the kernel print goes to the log, never into the replies
     sys.stdout = sys.stderr
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        Worker(args.device, args.nan_family, reply, args.compile_only).serve(sys.stdin)
-    return 0
+        if args.compile_only:  # mutate.tce on the CPU: Triton compiles for a GPU target, never interpreted here
+            os.environ.pop("TRITON_INTERPRET", None)
+            reply.write(json.dumps({"op": "ready", "cases": [], "fast": [], "markers": {}, "pid": os.getpid()}) + "\n")
+            reply.flush()
+            for line in sys.stdin:
+                if line.strip():
+                    reply.write(json.dumps(compiled(json.loads(line))) + "\n")
+                    reply.flush()
+            return 0
+        serve = Serve(reply, os.fdopen(os.dup(0), "r", encoding="utf-8"), args.device)  # pytest's capture takes fd 0
+        code = pytest.main(session_argv(args.device, args.kernel, args.kernel_path, args.nan_family, args.select,
+                                        Path(args.log), argv[cut + 1:]), plugins=[serve])
+    return 0 if code in (0, 5) else int(code)
 
 
 if __name__ == "__main__":

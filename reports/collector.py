@@ -194,9 +194,11 @@ class ResultCollector:
                 else r for r in records]
 
 
-def record_of_report(report: pytest.TestReport) -> TestRecord:
-    """The record one report alone describes (for per-row cells of the HTML table)."""
-    builder = _Builder(report.nodeid)
-    builder.add_report(report.when or "", report.outcome, 0.0, list(getattr(report, "user_properties", ())),
-                       longrepr_text(report), hasattr(report, "wasxfail"))
+def record_of_reports(reports: list[pytest.TestReport]) -> TestRecord:
+    """The record a test's reports describe (one report: a per-row cell of the HTML table; setup, call and
+    teardown: a test run outside the collector, by mutate's workers)."""
+    builder = _Builder(reports[0].nodeid)
+    for report in reports:
+        builder.add_report(report.when or "", report.outcome, 0.0, list(getattr(report, "user_properties", ())),
+                           longrepr_text(report), hasattr(report, "wasxfail"))
     return builder.build()

@@ -15,7 +15,7 @@ import pytest
 
 from reports import not_run, summary
 from reports.bench_json import html_link_fragment
-from reports.collector import record_of_report
+from reports.collector import record_of_reports
 from reports.markup import esc
 from reports.plugin import capturable_entry, is_controller, run_diagnosis, run_end
 from reports.run_state import collector_of
@@ -52,12 +52,12 @@ class PrecisionHtml:
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         test_id = report.nodeid + (f"::{report.when}" if report.when not in ("call", None) else "")
         cells[1] = f'<td class="col-testId">{esc(test_id)}</td>'  # pytest-html leaves ids unescaped
-        cells[2:2] = case_cells(record_of_report(report), show_verdict=report.when == "call" or report.failed)
+        cells[2:2] = case_cells(record_of_reports([report]), show_verdict=report.when == "call" or report.failed)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.failed:
-            table = failure_details(record_of_report(report))
+            table = failure_details(record_of_reports([report]))
             if table:
                 from pytest_html import extras
 

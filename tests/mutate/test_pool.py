@@ -5,18 +5,21 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 
 from mutate.baseline import Baseline
 from mutate.engine import Engine, Job
 from mutate.generate import Mutant
-from mutate.pool import Answer, WorkerProcess
-from mutate.run import run_env
+from mutate.pool import Answer, Session, WorkerProcess
+from mutate.run import ROOT, run_env
 from mutate.warm import UNPLACED, _shared_build
+
+FAMILY = "tests/precision/test_families.py::test_case"
 
 
 def test_a_job_in_flight_at_the_deadline_ends_there(tmp_path: Path) -> None:
-    worker = WorkerProcess("cpu", run_env("cpu", None, None), tmp_path / "worker.log")
+    worker = WorkerProcess(Session("cpu", ("kernel", ROOT)), run_env("cpu", None, None), tmp_path / "worker.log")
     try:
         assert worker.started() == ""
         start = time.monotonic()
@@ -49,8 +52,8 @@ class _PassingWorker:
 def test_a_case_not_placed_for_a_mutant_leaves_it_unjudged(tmp_path: Path) -> None:
     """A mutant that passes every case but one it never ran (memory) is not a survivor: it is not judged."""
     cases = ["t::a", "t::b"]
-    base = Baseline(cases, set(), {}, {c: {"k.py": [3]} for c in cases}, [])
-    engine = Engine("cpu", 1, tmp_path, base, None, ("orig", tmp_path))  # type: ignore[arg-type]
+    base = Baseline(cases, set(), {}, {c: {"k.py": [3]} for c in cases})
+    engine = Engine(Session("cpu", ("orig", tmp_path)), 1, tmp_path, base)
     engine._worker = lambda slot, compile_only=False: _PassingWorker("t::b")  # type: ignore[method-assign]
     mutant = Mutant("m1", "int_constant", "f", 3, 0, "1 -> 2", "", "", (3,), (3,), "k")
     verdict, _ = engine.judge(Job(mutant, "mut_m1", tmp_path, ("k.py",)), 0, None, time.monotonic() + 60)
@@ -89,8 +92,8 @@ class _FaultingWorker:
 
 def _faulting_engine(tmp_path: Path, fail: str | None, original_ok: bool = True) -> Engine:
     cases = ["t::a", "t::b"]
-    base = Baseline(cases, set(), {}, {c: {"k.py": [3]} for c in cases}, [])
-    engine = Engine("cuda", 1, tmp_path, base, None, ("orig", tmp_path))  # type: ignore[arg-type]
+    base = Baseline(cases, set(), {}, {c: {"k.py": [3]} for c in cases})
+    engine = Engine(Session("cuda", ("orig", tmp_path)), 1, tmp_path, base)
     engine._worker = lambda slot, compile_only=False: _FaultingWorker(fail, original_ok)  # type: ignore[method-assign]
     return engine
 
@@ -150,37 +153,60 @@ def test_workers_share_built_cases_through_the_run_folder(tmp_path: Path) -> Non
                        first.storage.view(torch.int32 if first.storage.element_size() == 4 else torch.int16))
 
 
-class _Unplaceable:
-    """A built case whose placement raises what a device says (out of memory, or a fault left by a launch)."""
-
-    expected = None
-    labels = None
-
-    def __init__(self, error: Exception) -> None:
-        self.error = error
-
-    def input_on(self, device: str) -> object:
-        raise self.error
+def _report(outcome: str, when: str, properties: list[tuple[str, object]], longrepr: object = None
+            ) -> pytest.TestReport:
+    return pytest.TestReport(f"{FAMILY}[x-wrapper]", ("t", 0, "t"), {}, outcome, longrepr, when,
+                             user_properties=properties)
 
 
-def test_the_warm_judge_skips_for_memory_only(monkeypatch: Any) -> None:
-    """In the worker: an input the device has no memory for skips its case (UNPLACED); any other error while placing
-    it ends the job as a device fault, so the engine retires the worker instead of calling cases unplaced."""
+def test_the_warm_judge_skips_for_memory_only() -> None:
+    """In the worker: a test skipped because its input could not be placed (skips.too_large) is UNPLACED, any other
+    skip is not; a failure whose check says the device faulted ends the job as a device fault, so the engine
+    retires the worker instead of calling tests unplaced."""
     import io
 
-    from mutate.warm import Worker
+    from harness import skips
+    from mutate.warm import Serve
+    from verdict.not_run import NOT_RUN_PROPERTY
+    from verdict.record import CHECK_PROPERTY, DEVICE_FAULT, CaseParams, Check
 
-    worker = Worker("cpu", [], io.StringIO())  # the built-in families
-    case = next(iter(worker.table))
-    for error, status in ((torch.OutOfMemoryError("CUDA out of memory"), "passed"),
-                          (RuntimeError("CUDA error: an illegal memory access was encountered"), "fault")):
-        monkeypatch.setattr(worker, "_built", lambda fc, error=error: _Unplaceable(error))
-        reply = worker.judge({"module": "kernel", "paths": [], "cases": [case]})
-        assert reply["status"] == status, reply
-        if status == "fault":
-            assert "illegal memory access" in reply["device_fault"] and not reply["skipped"]
-        else:
-            assert reply["skipped"] == [[case, f"{UNPLACED}: CUDA out of memory"]]
+    serve = Serve(io.StringIO(), io.StringIO(), "cuda")
+    item = type("Item", (), {"nodeid": f"{FAMILY}[x-wrapper]"})()
+    too_large = [(NOT_RUN_PROPERTY, skips.too_large("cuda").to_json())]
+    for properties, unplaced in ((too_large, True), ([], False)):
+        out: dict[str, Any] = {"failed": [], "skipped": [], "ran": 0}
+        assert not serve._note(item, [_report("skipped", "setup", properties, ("t", 1, "Skipped: why"))], out)
+        assert out["skipped"][0][1].startswith(UNPLACED) is unplaced and out["ran"] == 0, out
+    check = Check(CaseParams("matrix", "x"), "wrapper", DEVICE_FAULT, refusal="CUDA error: illegal address")
+    out = {"failed": [], "skipped": [], "ran": 0}
+    assert serve._note(item, [_report("passed", "setup", []), _report("failed", "call", [
+        (CHECK_PROPERTY, check.to_json())], "RuntimeError: CUDA error: an illegal memory access")], out)
+    assert out["failed"][0]["verdict"] == DEVICE_FAULT and "illegal memory access" in out["device_fault"], out
+
+
+def test_a_worker_judges_each_module_afresh(tmp_path: Path) -> None:
+    """A test's record holds only its own run: a module that fails a test and the original after it in the same
+    worker, and the original passes (the item is reused; what the failure recorded on it is not)."""
+    from mutate.package import find_unit, write_copy
+
+    unit = find_unit("tests.designs.upstream_vllm")
+    original = write_copy(unit, tmp_path / "original", "mut_original")[0]
+    source = unit.modules[0].source.replace("BLOCK_SIZE = 8192", "BLOCK_SIZE = 0")
+    assert source != unit.modules[0].source
+    broken = write_copy(unit, tmp_path / "broken", "mut_broken", {unit.modules[0].name: source})[0]
+    worker = WorkerProcess(Session("cpu", (original, tmp_path / "original"), select="nan_special"),
+                           run_env("cpu", None, None), tmp_path / "worker.log")
+    try:
+        assert worker.started() == ""
+        case = worker.cases[:1]
+        first = worker.ask({"op": "judge", "module": broken, "paths": [str(tmp_path / "broken")], "cases": case},
+                           {}, 120.0)
+        again = worker.ask({"op": "judge", "module": original, "paths": [str(tmp_path / "original")],
+                            "cases": case}, {}, 120.0)
+    finally:
+        worker.close()
+    assert first.reply["status"] == "failed", first
+    assert again.reply["status"] == "passed" and again.reply["ran"] == 1, again
 
 
 def test_the_baseline_deals_cases_over_workers_and_loses_none(tmp_path: Path) -> None:
@@ -193,15 +219,16 @@ def test_the_baseline_deals_cases_over_workers_and_loses_none(tmp_path: Path) ->
     module, copied = write_copy(find_unit("tests.designs.upstream_vllm"), folder, "mut_original")
     files = [str(p) for p in copied.values()]
 
-    def special(markers: list[str]) -> bool:
-        return "nan_special" in markers
+    session = Session("cpu", (module, folder), select="nan_special")
 
-    runs = [baseline.warm_cases("cpu", module, folder, files, tmp_path / f"run{parts}", special, (), parts)
-            for parts in (1, 2) if (tmp_path / f"run{parts}").mkdir() is None]
+    def start(run: Path) -> Any:
+        return lambda log: WorkerProcess(session, run_env("cpu", None, None), run / log)
+
+    runs = [baseline.run(start(tmp_path / f"run{parts}"), module, folder, files, parts) for parts in (1, 2)]
     one, two = runs
-    assert one["cases"] == two["cases"] and len(one["cases"]) >= 4
-    assert set(one["coverage"]) == set(two["coverage"]) == set(one["cases"])
-    for case in one["cases"]:  # a worker's first case also holds the lines its import ran (0: the module itself)
+    assert one["tests"] == two["tests"] and len(one["tests"]) >= 4
+    assert set(one["coverage"]) == set(two["coverage"]) == set(one["tests"])
+    for case in one["tests"]:  # a worker's first case also holds the lines its import ran (0: the module itself)
         for path, lines in one["coverage"][case].items():
             assert set(lines) ^ set(two["coverage"][case][path]) <= {0}, (case, path)
     assert sorted(one["failed"]) == sorted(two["failed"])

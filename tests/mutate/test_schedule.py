@@ -16,9 +16,9 @@ def _job(mid: str, line: int) -> Job:
 
 def _base() -> Baseline:
     """Line 3 is reached by one cheap case, line 7 by every case and a slow pytest test, line 9 by none."""
-    cases = ["t::a", "t::b"]
+    tests = ["t::a", "t::b", "p::slow"]
     coverage = {"t::a": {"k.py": [3, 7]}, "t::b": {"k.py": [7]}, "p::slow": {"k.py": [7]}}
-    return Baseline(cases, set(), {"t::a": 0.5, "t::b": 2.0, "p::slow": 30.0}, coverage, ["p::slow"])
+    return Baseline(tests, set(), {"t::a": 0.5, "t::b": 2.0, "p::slow": 30.0}, coverage)
 
 
 def test_never_judged_mutants_are_expected_to_cost_every_test_that_reaches_them() -> None:

@@ -13,7 +13,7 @@ import torch
 
 from mutate import classify, compiled
 from mutate import specs as specializations
-from mutate.pool import WorkerProcess
+from mutate.pool import Session, WorkerProcess
 from mutate.run import run_env
 from mutate.tce import Copy, Prover
 
@@ -89,7 +89,8 @@ def proofs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         pytest.skip(f"this Triton cannot compile without a device: {compiled.cpu_target()[1]}")
     folder = tmp_path_factory.mktemp("tce")
     prover = Prover(_launches(), _write(folder / "original", "tu_original", ORIGINAL), compiled.DEFAULT_LEVEL, "cpu")
-    worker = WorkerProcess("cpu", run_env("cpu", None, None), folder / "compile.log", compile_only=True)
+    worker = WorkerProcess(Session("cpu", ("unused", folder)), run_env("cpu", None, None), folder / "compile.log",
+                           compile_only=True)
     try:
         assert worker.started() == ""
 

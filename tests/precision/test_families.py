@@ -6,7 +6,7 @@ import pytest
 from cases.family import Built
 from cases.registry import FamilyCase
 from harness import backends, skips
-from harness.fixtures import LaunchAndCheck
+from harness.fixtures import CASE_BUILDER, LaunchAndCheck
 
 _LAST_BUILT: dict[tuple[str, str], Built] = {}  # the case just built: its other path usually runs next, here
 
@@ -24,7 +24,7 @@ def test_case(family_case: FamilyCase, path: str, device: str, launch: LaunchAnd
               request: pytest.FixtureRequest) -> None:
     """Build the case on the CPU, place it on the device as its family says, and compare bit-exactly."""
     family, case = family_case.family, family_case.case
-    built = _built(family_case)
+    built = request.config.stash.get(CASE_BUILDER, _built)(family_case)
     try:
         logits = built.input_on(device)
     except (RuntimeError, MemoryError) as exc:  # a device too small for a huge virtual allocation
