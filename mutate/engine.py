@@ -80,7 +80,7 @@ class Engine:
         self.prover = prover
         self.deadline = float("inf")  # run_all's; an interrupt brings it forward to now
         self.interrupted = False
-        self.prove_first = self.device != "cpu"  # see mutate.tce: compiles are free on a device, dear under the interpreter
+        self.prove_first = self.device != "cpu"  # mutate.tce: compiles are free on a device, dear on the CPU
         self.compilers: dict[int, WorkerProcess] = {}  # the CPU's compile-only worker of each slot
 
     # -- ordering -------------------------------------------------------------------------------------------

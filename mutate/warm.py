@@ -221,11 +221,12 @@ def _imported_from(module: str, paths: list[str]) -> Iterator[None]:
 
 def session_argv(device: str, kernel: str, paths: list[str], families: list[str], select: str, log: Path,
                  pytest_args: list[str]) -> list[str]:
-    """The worker's pytest: the suite in this process, every test collected (a selection narrows it), its own
-    reports beside its log, no reruns (a kill is a kill)."""
+    """The worker's pytest: the suite in this process, every test collected (a selection narrows it), its results
+    beside its log and no HTML or JUnit page (they would keep every report of every mutant), no reruns (a kill is a
+    kill)."""
     args = ["--device", device, "-q", "-p", "no:randomly", IN_PROCESS, f"--basetemp={log.with_suffix('.tmp')}",
-            f"--nan-json={log.with_suffix('.json')}", f"--html={log.with_suffix('.html')}",
-            f"--junitxml={log.with_suffix('.xml')}", "--nan-reruns=0", "--kernel", kernel,
+            f"--nan-json={log.with_suffix('.json')}", "--html=", "--junitxml=", "--nan-markdown=", "--nan-reruns=0",
+            "--kernel", kernel,
             *[f"--kernel-path={p}" for p in paths], *[f"--nan-family={f}" for f in families],
             *(["-m", select] if select else []), *pytest_args]
     return cli.arguments(args, FOLDER)
