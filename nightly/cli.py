@@ -36,6 +36,7 @@ from nightly.steps import (
 )
 from reports import markdown
 from reports.results import Results
+from reports.summary_model import of_results
 
 DEFAULT_ROOT = "out/nightly"  # relative paths start at harness.cli.home(): the checkout, or the calling folder
 DEFAULT_DURATIONS = ".test_durations"
@@ -235,7 +236,7 @@ def night_markdown(night: Night, verdict: str, result: int, run: Results | None,
              for name, step in night.steps.items()]
     if run is None:
         return markdown.fit(head, ["", "The suite's results cannot be judged: see nightly.json and the logs."], [])
-    run_head, body, tail = markdown.run_parts(run, html=str(night.folder / "precision.html"), title="the suite")
+    run_head, body, tail = markdown.parts(of_results(run), html=str(night.folder / "precision.html"), title="the suite")
     good = last_good.markdown_lines(table, run) if table is not None else []
     return markdown.fit(head + [""] + run_head, body, good + tail)
 

@@ -23,9 +23,8 @@ from pathlib import Path
 
 from harness import cli, processes
 from nightly.bisect_run import GOOD, judge
-from reports import markdown
 from reports.results import Results, ResultsError, load_run
-from reports.text import verdict_tally, why
+from reports.summary_model import of_results
 
 DEVICE_VAR = "NAN_HARNESS_DEVICE"  # npu, cuda or cpu: the CI job's choice
 ARGS_VAR = "NAN_HARNESS_ARGS"  # more pytest arguments for the suite (a selection, -n), split like a shell
@@ -79,21 +78,20 @@ def command(kernel: str, device: str, folder: Path, kernel_path: Path, run_id: s
 
 def headline(run: Results | None, judged: str) -> str:
     """The verdict line: the harness's word, kernel, backend and tally, and how this test judged the run."""
-    if run is None or not run.records:
-        return f"nan-harness: {markdown.verdict_word(run) if run else 'INCOMPLETE'}: {judged}"
-    what = run.identity()
-    return (f"nan-harness: {markdown.verdict_word(run)}: kernel {what['kernel']} on {what['backend']}: "
-            f"{len(run.records)} tests: {verdict_tally(run.records) or 'no tests'} ({judged})")
+    m = of_results(run) if run else None
+    if m is None or not m.tests:
+        return f"nan-harness: {m.verdict if m else 'INCOMPLETE'}: {judged}"
+    return f"nan-harness: {m.verdict}: kernel {m.kernel} on {m.backend}: {m.tests} tests: {m.tally} ({judged})"
 
 
 def message(result: SuiteRun, run: Results | None) -> str:
     """The assertion message: the verdict line, the first failing tests with their first wrong row, the reports."""
-    lines = [result.headline]
-    if run is not None and run.diagnosis:
-        first = run.diagnosis[0]
+    m, lines = of_results(run) if run else None, [result.headline]
+    if m is not None and m.diagnosis:
+        first = m.diagnosis[0]
         lines.append(f"  likely: [{first.get('category', '')}] {first.get('name', '')}")
-    failing = run.failing() if run else []
-    lines += [f"  {r.id}: {r.verdict.replace('_', ' ')}: {why(r)}" for r in failing[:SHOWN_FAILURES]]
+    failing = m.failures if m else ()
+    lines += [f"  {f.id}: {f.verdict}: {f.why}" for f in failing[:SHOWN_FAILURES]]
     if len(failing) > SHOWN_FAILURES:
         lines.append(f"  ... {len(failing) - SHOWN_FAILURES} more")
     lines.append("reports: " + ", ".join(str(p) for p in result.reports.values() if p.is_file())

@@ -13,14 +13,13 @@ from typing import Any
 
 import pytest
 
-from reports import not_run, summary
 from reports.bench_json import html_link_fragment
 from reports.collector import record_of_reports
 from reports.markup import esc
-from reports.plugin import capturable_entry, is_controller, run_diagnosis, run_end
+from reports.plugin import is_controller, run_diagnosis, run_summary
 from reports.run_state import collector_of
-from reports.tables import CASE_COLUMNS, case_cells, diagnosis_block, environment_table, failure_details
-from verdict.record import TestRecord
+from reports.summary import render
+from reports.tables import CASE_COLUMNS, case_cells, environment_table, failure_details
 from harness.run import RUN_INFO_KEY, RunInfo
 
 # pytest-html's template draws its environment table above everything; ours follows the verdict, so theirs is hidden
@@ -78,24 +77,12 @@ class PrecisionHtml:
 
     def pytest_html_results_summary(self, prefix: list[str], summary: list[str], postfix: list[str],
                                     session: pytest.Session) -> None:
-        if collector_of(self.config) is not None:
-            prefix.append(render_summary(self.config, session))
+        if (collector := collector_of(self.config)) is not None:
+            run_diagnosis(session)  # the run's ending and diagnosis, before the summary model that shows them
+            prefix.append(render(collector.results(), self.info.families, run_summary(self.config),
+                                 links=bench_link(self.config)))
             environment = take_environment(self.config, self.info.environment)
             prefix.append(HIDE_TOP_ENVIRONMENT + environment_table(environment))
-
-
-def render_summary(config: pytest.Config, session: pytest.Session) -> str:
-    """The summary block for this run's collected results."""
-    info = config.stash[RUN_INFO_KEY]
-    collector = collector_of(config)
-    assert collector is not None
-    records: list[TestRecord] = collector.results()
-    end = run_end(session)
-    return summary.render(records, info.families, kernel=info.kernel_module, backend=info.backend,
-                          finished=end.finished, ended=end.how, not_run=not_run.of_run(info, records),
-                          notes=[f"capturable in a device graph: {v}" for v in
-                                 capturable_entry(collector.capturable).values()],
-                          diagnosis=diagnosis_block(run_diagnosis(session)) + bench_link(config))
 
 
 def bench_link(config: pytest.Config) -> str:

@@ -1,20 +1,21 @@
 """A run as Markdown for a CI job page (`--nan-markdown`, and `$GITHUB_STEP_SUMMARY` where a runner sets it).
 
-What a reviewer needs before opening the HTML: the verdict, the tally, the diagnosis, the failed tests with their
-first wrong row, what was not covered, the environment and where the HTML is. Rendered from results.json's document
-alone (`reports.results.Results`), so a run, a merged night and the nightly say the same; a failing run stays under
-MAX_LINES lines (the rest is in the HTML). Torch-free, like every gate reader.
+What a reviewer needs before opening the HTML: the run's summary model (reports.summary_model: the verdict, the tally,
+notes, what was not covered, the diagnosis, the failed tests with their first wrong row), then the environment and
+where the HTML is. A run, merged shards and the nightly render the same model; a failing run stays under MAX_LINES
+lines (the rest is in the HTML). Torch-free, like every gate reader.
 """
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
-from reports import flaky, not_run
+from reports.not_run import lines as not_run_lines
 from reports.results import Results, write_text_atomic
-from reports.text import environment_headline, facts, item_cases, item_count, run_verdict, verdict_tally, why
-from verdict.record import NOT_RUN
+from reports.summary_model import Summary, of_results
+from reports.text import facts, item_cases, item_count
 
 MAX_LINES = 60
 SHOWN_FAILURES = 15
@@ -42,36 +43,10 @@ def code(value: object, *, in_table: bool = False) -> str:
     return f"{fence}{pad}{body}{pad}{fence}"
 
 
-def verdict_word(run: Results) -> str:
-    """PASS, FAIL, or INCOMPLETE and how the run ended: an unfinished run is never described as passed; a run its
-    machine stopped says ENVIRONMENT, the pattern and the message."""
-    if run.environment_failure:
-        return environment_headline(run.environment_failure)[:300]
-    return run_verdict(bool(run.finished), run.ended, bool(run.failing()))
-
-
-def environment_line(environment: dict[str, str]) -> str:
+def environment_line(environment: Mapping[str, str]) -> str:
     """Device, chip, driver, torch, Triton and the kernel's commit (or why it has none), as far as recorded."""
     parts = [f"{key}: {code(environment[key])}" for key in ENVIRONMENT_KEYS if environment.get(key)]
     return "Environment: " + (" · ".join(parts) if parts else "not recorded")
-
-
-def environment_failure_lines(run: Results) -> list[str]:
-    """Which environment pattern stopped the run, and its message: nothing was judged, not the kernel's failure."""
-    failure = run.environment_failure
-    if not failure:
-        return []
-    return ["", f"**Environment failure** {code(failure.get('name', '?'))} ({text(failure.get('kind', ''))}, "
-                f"{text(failure.get('where', ''))}): {code(str(failure.get('message', ''))[:300])}", "",
-            "The machine stopped the run: nothing was judged, and it is not the kernel's failure."]
-
-
-def usage_error_lines(run: Results) -> list[str]:
-    """Why a run ended as a usage error before its tests ran (a bad option, a --kernel the harness cannot use)."""
-    if not run.usage_error:
-        return []
-    return ["", f"**Usage error:** {code(run.usage_error[:300])}", "",
-            "The run stopped before any test ran: nothing was judged. Fix the command and run it again."]
 
 
 def _item(number: int, d: dict) -> str:
@@ -84,63 +59,56 @@ def _item(number: int, d: dict) -> str:
             f"{text(d.get('evidence', ''))}" + (f"; {text('; '.join(found))}" if found else "") + tests)
 
 
-def _diagnosis(run: Results) -> list[str]:
-    items = list(run.diagnosis)
-    if not items:
+def _diagnosis(m: Summary) -> list[str]:
+    """The first SHOWN_DIAGNOSES items, strongest first; the HTML page has them all."""
+    if not m.diagnosis:
         return []
-    partial = " (partial: the run stopped early; read from the tests that ran)" if any(
-        d.get("partial") for d in items) else ""
+    partial = " (partial: the run stopped early; read from the tests that ran)" if m.partial else ""
     lines = ["", f"**Diagnosis** (likely bug classes, strongest first){partial}:", ""]
-    lines += [_item(number, d) for number, d in enumerate(items[:SHOWN_DIAGNOSES], 1)]
-    if len(items) > SHOWN_DIAGNOSES:
-        lines.append(f"{SHOWN_DIAGNOSES + 1}. … {len(items) - SHOWN_DIAGNOSES} more in the HTML report")
+    lines += [_item(number, d) for number, d in enumerate(m.diagnosis[:SHOWN_DIAGNOSES], 1)]
+    if len(m.diagnosis) > SHOWN_DIAGNOSES:
+        lines.append(f"{SHOWN_DIAGNOSES + 1}. … {len(m.diagnosis) - SHOWN_DIAGNOSES} more in the HTML report")
     return lines
 
 
-def _failures(run: Results) -> list[str]:
-    failed = run.failing()
-    if not failed:
+def _failures(m: Summary) -> list[str]:
+    """The failures by family or test function and rerun label, then the first ones: a job page stays short."""
+    if not (failed := m.failures):
         return []
-    lines = ["", f"**Failed tests ({len(failed)})**" + (f", first {SHOWN_FAILURES}:" if len(failed) > SHOWN_FAILURES
-                                                          else ":"), "",
+    by = ", ".join(f"{k} {n}" for k, n in m.failed_by)
+    reruns = f"; rerun in a fresh process: {m.reruns} (still failures)" if m.reruns else ""
+    first = f", first {SHOWN_FAILURES}" if len(failed) > SHOWN_FAILURES else ""
+    lines = ["", f"**Failed tests ({len(failed)})** ({text(by + reruns)}){first}:", "",
              "| test | verdict | first wrong row or cause |", "|---|---|---|"]
-    for r in failed[:SHOWN_FAILURES]:
-        label = f", {flaky.describe(r)}" if r.flaky else ""
-        lines.append(f"| {code(r.id, in_table=True)} | {text(r.verdict.replace('_', ' ') + label)} | {text(why(r))} |")
+    lines += [f"| {code(f.id, in_table=True)} | {text(', '.join(filter(None, (f.verdict, f.rerun))))} | {text(f.why)} |"
+              for f in failed[:SHOWN_FAILURES]]
     if len(failed) > SHOWN_FAILURES:
         lines += ["", f"… and {len(failed) - SHOWN_FAILURES} more in the HTML report."]
     return lines
 
 
-def not_run_lines(run: Results) -> list[str]:
-    """Every group of tests not run, why, and the command that runs it: part of the head, so never cut."""
-    found, legacy = run.not_run_groups()
-    items = not_run.lines(found, legacy, text=text, code=code)
-    if not items:
-        return []
-    count = sum(1 for r in run.records if r.verdict == NOT_RUN)
-    return ["", f"**Not run: {count} test(s)**, in {len(items)} group(s); this verdict does not cover them:", ""] + [
-        f"- {item}" for item in items]
+def _head(m: Summary, title: str) -> list[str]:
+    """The verdict, tally, notes and every group not run with its command: never cut, a reviewer reads it first."""
+    head = [f"### {text(title)}: {text(m.verdict)}", "",
+            f"Kernel {code(m.kernel)} on {text(m.backend)}: **{m.tests} tests**: {text(m.tally or 'no tests')}"]
+    for label, verbatim, words in m.notes:
+        head += ["", f"**{text(label)}:** " + " ".join(filter(None, (verbatim and code(verbatim), text(words))))]
+    items = not_run_lines(m.not_run, m.gaps, text, code)
+    if items:
+        head += ["", f"**Not run: {m.not_run_tests} test(s)**, in {len(items)} group(s); this verdict does not cover "
+                     "them:", ""] + [f"- {item}" for item in items]
+    return head
 
 
-def run_parts(run: Results, *, html: str | None = None, title: str = "nan-harness"
-              ) -> tuple[list[str], list[str], list[str]]:
-    """A run's summary as (head, body, tail) lines: verdict and tally; diagnosis, failures and gaps; environment
-    and the way to the HTML. Callers that add lines of their own (the nightly) fit them all with `fit`."""
-    what = run.identity()
-    kernel, backend = code(what["kernel"]), text(what["backend"])
-    head = [f"### {text(title)}: {text(verdict_word(run))}", "",
-            f"Kernel {kernel} on {backend}: **{len(run.records)} tests**: "
-            f"{text(verdict_tally(run.records) or 'no tests')}"]
-    head += environment_failure_lines(run) + usage_error_lines(run) + not_run_lines(run)
-    tail = ["", environment_line(run.environment)] + (["", f"HTML report: {code(html)}"] if html else [])
-    return head, _diagnosis(run) + _failures(run), tail
+def parts(m: Summary, *, html: str | None = None, title: str = "nan-harness") -> tuple[list[str], list[str], list[str]]:
+    """A summary model as (head, body, tail) lines: a caller with lines of its own (the nightly) `fit`s them all."""
+    tail = ["", environment_line(m.environment)] + (["", f"HTML report: {code(html)}"] if html else [])
+    return _head(m, title), _diagnosis(m) + _failures(m), tail
 
 
 def run_summary(run: Results, *, html: str | None = None, title: str = "nan-harness") -> str:
-    """The whole summary of one run (or a merged night): at most MAX_LINES lines, the environment and the way to
-    the HTML always kept."""
-    return fit(*run_parts(run, html=html, title=title))
+    """The summary of one results.json (a run, merged shards, an early ending) in at most MAX_LINES lines."""
+    return fit(*parts(of_results(run), html=html, title=title))
 
 
 def fit(head: list[str], body: list[str], tail: list[str]) -> str:

@@ -28,11 +28,11 @@ from cases import registry
 from harness import needs
 from reports import markdown, not_run, results, summary
 from reports.diagnosis import diagnose
-from reports.diagnosis_base import Diagnosis
 from reports.markup import esc
 from reports.plugin import EXIT_WORDS
 from reports.results import Results, ResultsError
-from reports.tables import CASE_COLUMNS, case_cells, diagnosis_block, environment_table, failure_details
+from reports.summary_model import of_results
+from reports.tables import CASE_COLUMNS, case_cells, environment_table, failure_details
 from reports.text import short_message, why
 from verdict.record import TestRecord
 
@@ -246,10 +246,7 @@ def page(run: Results, families: Sequence[Any], out_dir: Path, group_of: dict[st
     """The merged run's self-contained HTML page: shards, the summary block (verdict first), environment, one row
     per test."""
     records = list(run.records)
-    diagnosis = diagnosis_block([Diagnosis.from_dict(d) for d in run.diagnosis])  # merge_docs' one diagnosis
-    block = summary.render(records, families, kernel=run.kernel or "?", backend=run.backend or "?",
-                           finished=run.finished, ended=run.ended, gaps=run.coverage_gaps, diagnosis=diagnosis,
-                           not_run=run.not_run)
+    block = summary.render(records, families, of_results(run))  # merge_docs' one diagnosis, as the run's
     shards = run.shards or {}
     links = []
     for group, folder in zip(shards["groups"], shards["folders"]):

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from verdict.not_run import NotRun
 from verdict.record import NOT_RUN, TestRecord
-
-if TYPE_CHECKING:
-    from harness.run import RunInfo
 
 
 @dataclass(frozen=True)
@@ -60,11 +57,6 @@ def groups(records: Iterable[TestRecord], known: Iterable[NotRun] = ()) -> list[
     for what in known:
         counts.setdefault(what, 0)
     return [Group(w, n) for w, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0].group, kv[0].reason))]
-
-
-def of_run(info: RunInfo | None, records: Iterable[TestRecord]) -> list[Group]:
-    """What a pytest run did not test: its records' reasons and the kernel's own gaps (harness.run.RunInfo)."""
-    return groups(records, info.not_runnable if info else ())
 
 
 def lines(found: Sequence[Group], legacy_gaps: Sequence[str] = (), text: Callable[[str], str] = str,

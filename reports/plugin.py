@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from reports import flaky, markdown, not_run, placeholders, results, run_state
+from reports import markdown, not_run, placeholders, results, run_state, summary_model
 from reports.collector import ResultCollector
 from reports.diagnosis import diagnose
 from reports.diagnosis_base import Diagnosis
 from reports.run_state import RunEnd
-from reports.text import environment_headline, item_count, run_verdict, verdict_tally
+from reports.text import environment_headline
 from reports.waivers import WaiverError, WaiverPlugin, load_waivers
 from verdict.record import TestRecord
 from harness import processes
@@ -187,15 +187,29 @@ def run_diagnosis(session: pytest.Session) -> list[Diagnosis]:
     return state.diagnosis
 
 
+def run_summary(config: pytest.Config) -> summary_model.Summary:
+    """The run's one summary model, built once its ending and diagnosis are known: every page renders this value."""
+    state = _controller_state(config)
+    if state.summary is None:
+        assert state.end is not None and state.collector is not None
+        records, info = state.collector.results(), config.stash.get(RUN_INFO_KEY, None)
+        state.summary = summary_model.build(
+            records, kernel=info.kernel_module if info else "?", backend=info.backend if info else "?",
+            finished=state.end.finished, ended=state.end.how,
+            not_run=not_run.groups(records, info.not_runnable if info else ()),  # the kernel's own gaps too
+            diagnosis=[d.to_dict() for d in state.diagnosis or ()], environment=_environment(config, state))
+    return state.summary
+
+
 def _environment(config: pytest.Config, state: run_state.RunState) -> dict[str, str]:
-    """The run's environment (harness.run.RunInfo) and whether the kernel was capturable in a device graph."""
-    info = config.stash.get(RUN_INFO_KEY, None)
-    assert state.collector is not None
-    return {**(info.environment if info else {}), **capturable_entry(state.collector.capturable)}
+    """The run's environment (harness.run.RunInfo) and its "Capturable" line when the graph-capture test ran."""
+    info, found = config.stash.get(RUN_INFO_KEY, None), getattr(state.collector, "capturable", None)
+    capturable = {"Capturable": "yes" if found.get("capturable") else f"no ({found.get('why', '')})"} if found else {}
+    return {**(info.environment if info else {}), **capturable}
 
 
 def _controller_state(config: pytest.Config) -> run_state.RunState:
-    """The state of a controller that collects results (the only caller of run_end and run_diagnosis)."""
+    """The state of a controller that collects results (what run_end, run_diagnosis and run_summary read)."""
     state = run_state.state_of(config)
     assert state is not None and state.collector is not None, "no results collected in this process"
     return state
@@ -209,7 +223,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     end = run_end(session)
     session.exitstatus = end.exitstatus
-    found = run_diagnosis(session)
+    run_diagnosis(session)
+    model = run_summary(config)  # results.json, summary.md, the HTML page and the terminal say its facts
     paths = _report_paths(config, config.option)
     path = paths["json"]
     if path is None and paths["markdown"] is None and not os.environ.get(markdown.STEP_SUMMARY_VAR):
@@ -217,14 +232,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     collector, records = state.collector, state.collector.results()
     info = config.stash.get(RUN_INFO_KEY, None)
     shard = shard_of(config)
-    extra = {"capturable": collector.capturable, "diagnosis": [d.to_dict() for d in found],
+    extra = {"capturable": collector.capturable, "diagnosis": list(model.diagnosis),
              "kernel": info.kernel_module if info else None, "backend": info.backend if info else None,
              "coverage_gaps": list(info.coverage_gaps) if info else [],
-             "not_run": [g.to_dict() for g in not_run.of_run(info, records)],
+             "not_run": [g.to_dict() for g in model.not_run],
              "started": state.started, "ran": end.ran, "run_id": state.run_id, **({"shard": shard} if shard else {})}
-    doc = results.document(records, _environment(config, state), end.exitstatus, collected=collector.collected,
+    doc = results.document(records, dict(model.environment), end.exitstatus, collected=collector.collected,
                            finished=end.finished, ended=end.how, extra=extra)
-    summary = markdown.run_summary(results.Results.from_doc(doc), html=_shown_path(config, paths["html"]))
+    summary = markdown.fit(*markdown.parts(model, html=_shown_path(config, paths["html"])))
     for target, text in ((path, results.dumps(doc)), (paths["markdown"], summary)):
         if target is not None:
             _write_or_say(session, target, lambda target=target, text=text: results.write_text_atomic(target, text))
@@ -252,13 +267,6 @@ def _shown_path(config: pytest.Config, path: Path | None) -> str | None:
         return str(path.relative_to(config.invocation_params.dir))
     except ValueError:
         return str(path)
-
-
-def capturable_entry(found: dict | None) -> dict[str, str]:
-    """The environment's "Capturable" line: yes, or no (why), when the graph-capture test ran."""
-    if not found:
-        return {}
-    return {"Capturable": "yes" if found.get("capturable") else f"no ({found.get('why', '')})"}
 
 
 def _final_status(exitstatus: int, finished: bool, records: list[TestRecord]) -> int:
@@ -320,9 +328,6 @@ def _write_environment_ending(config: pytest.Config, state: run_state.RunState) 
         terminalreporter.write_line(f"not the kernel's failure: nothing was judged (exit {ENVIRONMENT_EXIT})")
 
 
-SHOWN_DIAGNOSES = 5
-
-
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
     if run_state.collector_of(config) is None or config.option.collectonly:
         return
@@ -334,27 +339,13 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
 
 
 def _print_verdict(config: pytest.Config) -> None:
-    """The run ends, in the terminal too, with its verdict, the tally and the diagnosis (after pytest's own lines)."""
+    """The run ends, in the terminal too, with its summary model (reports.summary_model.terminal), after pytest's."""
     state = run_state.state_of(config)
     terminalreporter = config.pluginmanager.get_plugin("terminalreporter")
     if state is None or state.end is None or state.collector is None or terminalreporter is None:
         return
-    end, records = state.end, state.collector.results()
-    failing = any(r.failed for r in records)
-    word = run_verdict(end.finished, end.how, failing)
-    info = config.stash.get(RUN_INFO_KEY, None)
-    tally = verdict_tally(records)
-    terminalreporter.write_sep("=", f"nan-harness: {word}", red=word != "PASS", green=word == "PASS", bold=True)
-    if info is not None:
-        terminalreporter.write_line(f"kernel {info.kernel_module} on {info.backend}: {len(records)} tests: {tally}")
-    if flaky.tally(records):
-        terminalreporter.write_line(f"failed tests rerun in a fresh process: {flaky.tally(records)} (still failures)")
-    found = state.diagnosis or []
-    if any(d.partial for d in found):
-        terminalreporter.write_line("  diagnosis partial: the run stopped early; read from the tests that ran")
-    for number, d in enumerate(found[:SHOWN_DIAGNOSES], 1):  # the head of the HTML and summary.md items
-        terminalreporter.write_line(f"  {number}. [{d.category}] {d.name} ({item_count(d.to_dict())})")
-    if len(found) > SHOWN_DIAGNOSES:
-        terminalreporter.write_line(f"  ... {len(found) - SHOWN_DIAGNOSES} more in the HTML report and results.json")
-    for line in not_run.lines([g for g in not_run.of_run(info, records) if g.tests]):
-        terminalreporter.write_line(f"  not run: {line}")
+    banner, *lines = summary_model.terminal(run_summary(config))
+    passed = banner.endswith(": PASS")
+    terminalreporter.write_sep("=", banner, red=not passed, green=passed, bold=True)
+    for line in lines:
+        terminalreporter.write_line(line)

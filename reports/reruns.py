@@ -35,7 +35,6 @@ PER_FAMILY = Numeric("--nan-rerun-per-family", 3, 1, 100_000, "K",
                      "'not rerun'. Default: 3")
 BUDGET = Numeric("--nan-rerun-budget-s", 180, 1, 86_400, "S",
                  "seconds all reruns together may take; what the cap leaves out is labelled 'not rerun'. Default: 180")
-SHOWN = 20  # failed tests listed with their label in the terminal
 _OPTIONS: list[object] = []  # the nan-harness option group's options, forwarded to the reruns' child runs
 
 
@@ -78,7 +77,6 @@ class Reruns:
     def __init__(self, config: pytest.Config, known: tuple[flaky.KnownFlaky, ...]) -> None:
         self.config = config
         self.known = known
-        self.labelled: list[TestRecord] = []
 
     @pytest.hookimpl(wrapper=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> object:
@@ -93,8 +91,7 @@ class Reruns:
                 for r in collector.results():
                     if r.failed and "::" in r.nodeid and r.nodeid not in collector.flaky:
                         collector.flaky[r.nodeid] = (f"{flaky.NOT_RERUN}: {why}", ())
-            self.labelled = [r for r in collector.results() if r.flaky]
-            if self.labelled:
+            if any(r.flaky for r in collector.results()):
                 self._junit(collector)
         return (yield)
 
@@ -198,15 +195,6 @@ class Reruns:
                 element.insert(0, properties)
             properties.append(ET.Element("property", name="nan_flaky", value=found[0]))
             properties.append(ET.Element("property", name="nan_reruns", value=json.dumps(list(found[1]))))
-
-    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        if not self.labelled:
-            return
-        terminalreporter.write_sep("-", f"nan-harness reruns: {flaky.tally(self.labelled)}")
-        for r in self.labelled[:SHOWN]:
-            terminalreporter.write_line(f"  {flaky.describe(r)}: {r.nodeid}")
-        if len(self.labelled) > SHOWN:
-            terminalreporter.write_line(f"... {len(self.labelled) - SHOWN} more in results.json")
 
     def _say(self, line: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")

@@ -28,7 +28,7 @@ class RunEnd:
 @dataclass(eq=False)
 class RunState:
     """What the reports of one run share: its id and start, how far it got, the collector, its interrupts, and its
-    ending and diagnosis once decided."""
+    ending, diagnosis and summary once decided."""
 
     run_id: str
     started: str
@@ -39,6 +39,7 @@ class RunState:
     interrupted: list[str] = field(default_factory=list)  # KeyboardInterrupts of this run (Ctrl-C, SIGTERM)
     end: RunEnd | None = None
     diagnosis: list[Any] | None = None  # the run's one diagnosis (reports.diagnosis.Diagnosis items)
+    summary: Any = None  # the run's one summary model (reports.summary_model.Summary), built from the above
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         """Remember the interrupt: a run stopped this way ends 'interrupted', whatever exit status follows (not the

@@ -1,4 +1,5 @@
-"""The report's summary as HTML: verdict and tally first, then failures, then one section per case family.
+"""The report's summary as HTML: the run's summary model (reports.summary_model: verdict, tally, notes, what was not
+run, diagnosis, failures) first, then one section per case family.
 
 A family's section follows its `summary` grouping (cases.family): a grid, an IEEE class table, sweep totals or a
 one-line tally. Families are read from the run's RunInfo, so a new family shows up without edits here.
@@ -8,13 +9,15 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from cases.family import PATHS, ClassTable, Context, Family, Grid, Totals
-from reports import flaky
-from reports.not_run import Group, groups as not_run_groups, lines as not_run_lines, unrecorded
+from reports.diagnosis_base import Diagnosis
 from reports.markup import esc
-from reports.text import run_verdict, verdict_tally, why
-from verdict.record import FAILED_OUTCOMES, FAILING, NOT_RUN, CaseParams, TestRecord
+from reports.not_run import lines as not_run_lines, unrecorded
+from reports.summary_model import Summary, build
+from reports.tables import diagnosis_block
+from verdict.record import FAILED_OUTCOMES, CaseParams, TestRecord
 
 STYLE = """<style>
 .nan-summary{color:#111}
@@ -314,58 +317,50 @@ def planted_table(results: Sequence[TestRecord]) -> str:
             f"<th>first catching case</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
-def headline(results: Sequence[TestRecord], *, kernel: str, backend: str, finished: bool | None,
-             ended: str, gaps: Sequence[str] = (), not_run: Sequence[Group] | None = None) -> str:
-    """What a reviewer reads first: kernel, backend, the verdict, the tally by verdict, and every group of tests not
-    run with why and the command that runs it (`not_run`; None: grouped here from the records, with `gaps`, the
-    texts an older results.json holds)."""
-    failing = [r for r in results if r.verdict in FAILING or r.failed]
-    verdict = run_verdict(finished, ended, bool(failing))
-    css = "incomplete" if finished is False else ("fail" if failing else "pass")
-    tally_text = verdict_tally(results)
-    found, legacy = (not_run_groups(results), gaps) if not_run is None else (not_run, ())
-    items = not_run_lines(found, legacy, text=esc, code=lambda c: f"<code>{esc(c)}</code>")
-    count = sum(1 for r in results if r.verdict == NOT_RUN)
-    gap_list = (f'<p id="nan-not-run-head">Not run: {count} test(s), in {len(items)} group(s); this verdict does not '
-                f'cover them:</p><ul id="nan-gaps">{"".join(f"<li>{i}</li>" for i in items)}</ul>' if items else "")
-    return (
-        f'<p class="nan-headline" id="nan-verdict"><span class="nan-verdict-{css}">{esc(verdict)}</span>: '
-        f"kernel <code>{esc(kernel)}</code> on {esc(backend)}</p>"
-        f'<p id="nan-tally">{len(results)} tests: {esc(tally_text)}</p>{gap_list}'
-    )
+def _head(m: Summary) -> str:
+    """The verdict, tally, notes and every group not run with its command: what a reviewer reads first."""
+    css = {"PASS": "pass", "FAIL": "fail"}.get(m.verdict, "incomplete")
+    notes = "".join(f'<p class="nan-note">{esc(label)}: ' + (f"<code>{esc(code)}</code> " if code else "")
+                    + f"{esc(words)}</p>" for label, code, words in m.notes)
+    items = not_run_lines(m.not_run, m.gaps, esc, lambda c: f"<code>{esc(c)}</code>")
+    gap_list = (f'<p id="nan-not-run-head">Not run: {m.not_run_tests} test(s), in {len(items)} group(s); this verdict '
+                f'does not cover them:</p><ul id="nan-gaps">{"".join(f"<li>{i}</li>" for i in items)}</ul>'
+                if items else "")
+    return (f'<p class="nan-headline" id="nan-verdict"><span class="nan-verdict-{css}">{esc(m.verdict)}</span>: '
+            f"kernel <code>{esc(m.kernel)}</code> on {esc(m.backend)}</p>"
+            f'<p id="nan-tally">{m.tests} tests: {esc(m.tally)}</p>{notes}{gap_list}')
 
 
-def _flaky(r: TestRecord) -> str:
-    """A failed test's rerun label (reports.flaky): deterministic, flaky, known flaky or not rerun, and why."""
-    words = flaky.describe(r)
-    return f' <i class="nan-flaky" data-flaky="{esc(flaky.kind(r.flaky) or "")}">[{esc(words)}]</i>' if words else ""
+def headline(records: Sequence[TestRecord], **facts: Any) -> str:
+    """The head of these records' summary (summary_model.build's facts: kernel, backend, how the run ended...)."""
+    return _head(build(records, **facts))
 
 
-def failure_list(results: Sequence[TestRecord]) -> str:
-    """Every failing test by id, verdict and its most telling line; crashes and contract cases included."""
-    failed = [r for r in results if r.failed]
-    if not failed:
+def _failures(m: Summary) -> str:
+    """Every failing test by id, verdict, rerun label and its most telling line; crashes and contract cases included."""
+    if not m.failures:
         return '<p id="nan-failures">No failures.</p>'
-    tally = Counter(r.family or r.test_name for r in failed)
-    by = ", ".join(f"{esc(k)} {n}" for k, n in sorted(tally.items(), key=lambda kv: (-kv[1], kv[0])))
-    items = [f"<li><b>{esc(r.verdict.replace('_', ' '))}</b>{_flaky(r)} <code>{esc(r.id)}</code>: {esc(why(r))}</li>"
-             for r in failed]
+    by = ", ".join(f"{esc(k)} {n}" for k, n in m.failed_by)
+    reruns = f"; rerun in a fresh process: {esc(m.reruns)} (still failures)" if m.reruns else ""
+    items = [f"<li><b>{esc(f.verdict)}</b>" + (f' <i class="nan-flaky" data-flaky="{esc(f.kind)}">[{esc(f.rerun)}]</i>'
+                                               if f.rerun else "") + f" <code>{esc(f.id)}</code>: {esc(f.why)}</li>"
+             for f in m.failures]
     shown, folded = items[:SHOWN_FAILURES], items[SHOWN_FAILURES:]
     more = (f'<details id="nan-more-failures"><summary>{len(folded)} more failed test(s)</summary>'
             f'<ul>{"".join(folded)}</ul></details>' if folded else "")
-    return (f'<h3>Failed tests ({len(failed)})</h3><p id="nan-failed-by-test">{by}</p>'
+    return (f'<h3>Failed tests ({len(m.failures)})</h3><p id="nan-failed-by-test">{by}{reruns}</p>'
             f'<ul id="nan-failures">{"".join(shown)}</ul>{more}')
 
 
-def render(results: Sequence[TestRecord], families: Sequence[Family], *, kernel: str = "", backend: str = "",
-           finished: bool | None = None, ended: str = "", gaps: Sequence[str] = (), diagnosis: str = "",
-           notes: Sequence[str] = (), not_run: Sequence[Group] | None = None) -> str:
-    """The whole summary block: headline, notes (capturability), diagnosis, failures, the families, planted bugs."""
-    note_html = "".join(f'<p class="nan-note">{esc(n)}</p>' for n in notes)
-    head = headline(results, kernel=kernel, backend=backend, finished=finished, ended=ended, gaps=gaps,
-                    not_run=not_run)
-    return (
-        f'{STYLE}<div class="nan-summary">{head}'
-        f"{note_html}{diagnosis}{failure_list(results)}{family_sections(results, families)}"
-        f"{planted_table(results)}</div>"
-    )
+def failure_list(records: Sequence[TestRecord]) -> str:
+    """The failures of these records, as the summary lists them."""
+    return _failures(build(records))
+
+
+def render(records: Sequence[TestRecord], families: Sequence[Family], model: Summary | None = None, *,
+           links: str = "", **facts: Any) -> str:
+    """The summary model (built from `facts` when not given), then the families and planted bugs of `records`."""
+    m = model or build(records, **facts)
+    diagnosis = diagnosis_block([Diagnosis.from_dict(d) for d in m.diagnosis])  # the HTML's own items: reports.tables
+    return (f'{STYLE}<div class="nan-summary">{_head(m)}{diagnosis}{links}{_failures(m)}'
+            f"{family_sections(records, families)}{planted_table(records)}</div>")

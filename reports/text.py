@@ -1,34 +1,17 @@
-"""Text every page shares (verdict, tally, why a test failed, a diagnosis item's facts); torch-free, so the gate tools
-(compare, the nightly) read JSON without torch."""
+"""Text every page shares (an environment failure's headline, why a test failed, a diagnosis item's facts); torch-free,
+so the gate tools (compare, the nightly) read JSON without torch."""
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from verdict.record import ENVIRONMENT, TestRecord
-
-
-def run_verdict(finished: bool | None, ended: str, failing: bool) -> str:
-    """The run's one word, the same on every page: ENVIRONMENT when the machine stopped it (nothing judged, never
-    the kernel's failure), INCOMPLETE and how it ended (an unfinished run is never called passed), else FAIL or PASS."""
-    if ended == ENVIRONMENT:
-        return "ENVIRONMENT"
-    if finished is False:
-        return f"INCOMPLETE ({ended})"
-    return "FAIL" if failing else "PASS"
+from verdict.record import TestRecord
 
 
 def environment_headline(failure: dict) -> str:
     """`ENVIRONMENT (pattern): first line of the message`: the verdict line of a run its machine stopped."""
     first = next((line.strip() for line in str(failure.get("message", "")).splitlines() if line.strip()), "")
     return f"ENVIRONMENT ({failure.get('name', '?')}): {first}"
-
-
-def verdict_tally(records: Iterable[TestRecord]) -> str:
-    """How many tests got each verdict, most first ('1030 pass, 3 wrong counts'): the same line on every page."""
-    counts = Counter(r.verdict for r in records).most_common()
-    return ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in counts)
 
 
 def short_message(text: str, limit: int = 200) -> str:
