@@ -17,8 +17,9 @@ from xml.sax.saxutils import quoteattr
 
 import pytest
 
-from reports import markdown, results
+from reports import markdown, results, summary
 from reports.markup import esc
+from reports.summary_model import of_results
 from reports.text import environment_headline
 from verdict.record import ENVIRONMENT
 
@@ -27,9 +28,6 @@ HTML = """<!DOCTYPE html><html><head><meta charset="utf-8"><title>NaN-count prec
 """
 NOT_WRITTEN = """<p>This run started at {started} and has not written its report:
 {how}. See its terminal output.</p>"""
-STOPPED = """<p>The run started at {started} was stopped by its environment before
-any test ran: pattern <code>{name}</code> ({kind}, {where}) matched</p><pre>{message}</pre><p>Nothing was judged: this
-is not the kernel's failure, and a gate must not read it as a pass.</p>"""
 RUNNING = "it is still running, or it ended before the end of the session (usage error, interrupt, killed)"
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="nan-harness" errors="1" failures="0" skipped="0" tests="1">
@@ -46,11 +44,15 @@ def _page(title: str, started: str, how: str) -> str:
     return HTML.format(title=title, body=NOT_WRITTEN.format(started=esc(started), how=how))
 
 
-def _write_each(paths: Mapping[str, Path | None], texts: Mapping[str, str]) -> None:
-    """Every report path given (not a folder) gets its text."""
+def _write_each(paths: Mapping[str, Path | None], doc: dict[str, Any], junit: str) -> str:
+    """Each report path given (not a folder) gets its text, the pages the document's summary model; the Markdown."""
+    model = of_results(results.Results.from_doc(doc))
+    texts = {"json": results.dumps(doc), "junit": junit, "markdown": markdown.fit(*markdown.parts(model)),
+             "html": HTML.format(title=esc(model.verdict), body=summary.render([], (), model))}
     for kind, path in paths.items():
         if path is not None and not path.is_dir():
             results.write_text_atomic(path, texts[kind])
+    return texts["markdown"]
 
 
 def not_finished_doc(started: str, run_id: str | None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -99,15 +101,8 @@ def ended_early(paths: dict[str, Path | None], started: str, run_id: str | None,
     how = "interrupted" if status == pytest.ExitCode.INTERRUPTED else words.get(status, f"exit status {status}")
     doc = {**not_finished_doc(started, run_id, {"kernel": kernel, "usage_error": usage}), "ended": how,
            "exitstatus": status}
-    said = f"it ended ({how}) before any test ran" + (f": {usage}" if usage else "")
-    texts = {
-        "json": results.dumps(doc),
-        "html": _page(esc(f"INCOMPLETE ({how})"), started, esc(said)),
-        "junit": _junit(f"the run started at {started} {said[3:]}"),
-        "markdown": markdown.run_summary(results.Results.from_doc(doc)),
-    }
-    _write_each(paths, texts)
-    return texts["markdown"]
+    said = f"the run started at {started} ended ({how}) before any test ran" + (f": {usage}" if usage else "")
+    return _write_each(paths, doc, _junit(said))
 
 
 def environment_ending(paths: dict[str, Path | None], failure: dict[str, Any], exitstatus: int, *, started: str,
@@ -118,15 +113,7 @@ def environment_ending(paths: dict[str, Path | None], failure: dict[str, Any], e
     doc = results.document([], {}, exitstatus, collected=0, finished=False, ended=ENVIRONMENT,
                            extra={"run_id": run_id, "started": started, "kernel": kernel, "backend": backend,
                                   "environment_failure": failure})
-    headline = environment_headline(failure)
-    body = STOPPED.format(started=esc(started), name=esc(str(failure.get("name"))),
-                          kind=esc(str(failure.get("kind", ""))), where=esc(str(failure.get("where", ""))),
-                          message=esc(str(failure.get("message", ""))))
-    texts = {"json": results.dumps(doc), "html": HTML.format(title=esc(headline), body=body),
-             "junit": _junit(headline, "environment_failure"), "markdown": markdown.run_summary(
-                 results.Results.from_doc(doc))}
-    _write_each(paths, texts)
-    return texts["markdown"]
+    return _write_each(paths, doc, _junit(environment_headline(failure), "environment_failure"))
 
 
 def mark_junit_unfinished(path: Path, how: str) -> None:
