@@ -44,7 +44,7 @@ from nightly.bisect_run import (
     STOP_GRACE_S, BisectError, State, child_env, git, git_run, run_here, step_main, subject,
 )
 from reports import markdown
-from reports.results import Results, ResultsError, load
+from reports.results import Results, ResultsError, load, write_text_atomic
 
 DEFAULT_OUT = Path("out") / "bisect"  # under the checkout; installed, under the calling folder (harness.cli.home)
 DIFFSTAT_FILES = 25  # files named in the diff stat (git --stat-count)
@@ -302,7 +302,7 @@ def main(argv: Sequence[str] | None = None, *, command: Sequence[str] | None = N
         print(line, flush=True)
     text = report_markdown(outcome, args.repo.resolve(), args.good, args.bad)
     target = args.markdown or out / "bisect.md"
-    markdown.write(target, text)
+    write_text_atomic(target, text)
     markdown.append_step_summary(text)
     print(f"bisect: {target} written (exit {outcome.code})", flush=True)
     return outcome.code

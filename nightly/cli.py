@@ -35,7 +35,7 @@ from nightly.steps import (
     pytest_command, refresh_durations, run_bench, run_mutation, run_streaming,
 )
 from reports import markdown
-from reports.results import Results
+from reports.results import Results, write_text_atomic
 from reports.summary_model import of_results
 
 DEFAULT_ROOT = "out/nightly"  # relative paths start at harness.cli.home(): the checkout, or the calling folder
@@ -219,7 +219,7 @@ def finish(night: Night, args: argparse.Namespace, durations: Path, runner: Runn
     print(f"nightly: last good commits: {f'left as they were: {why}' if why else night.root / last_good.FILE}",
           flush=True)
     summary = night_markdown(night, verdict, result, run, table)
-    markdown.write(night.folder / "summary.md", summary)
+    write_text_atomic(night.folder / "summary.md", summary)
     markdown.append_step_summary(summary)
     print(f"nightly: {night.name}: {verdict} (exit {result}); reports in {night.folder}", flush=True)
     return result

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reports import markdown
-from reports.results import Results, ResultsError, load
+from reports.results import Results, ResultsError, load, write_text_atomic
 from reports.text import environment_headline, short_message, why
 from verdict.record import FAILED_OUTCOMES, TestRecord
 
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = render_markdown(d, str(args.baseline), str(args.current), baseline, current, verdict)
     try:
         if args.markdown is not None:
-            markdown.write(args.markdown, summary)
+            write_text_atomic(args.markdown, summary)
         markdown.append_step_summary(summary)
     except OSError as exc:
         print(f"error: cannot write the Markdown summary: {exc}", file=sys.stderr)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from reports.not_run import lines as not_run_lines
-from reports.results import Results, write_text_atomic
+from reports.results import Results
 from reports.summary_model import Summary, of_results
 from reports.text import facts, item_cases, item_count
 
@@ -117,11 +117,6 @@ def fit(head: list[str], body: list[str], tail: list[str]) -> str:
     if len(body) > room:
         body = body[: room - 1] + ["… (cut: the rest is in the HTML report)"]
     return "\n".join(head + body + tail) + "\n"
-
-
-def write(path: Path, markdown: str) -> None:
-    """The summary file, whole or not at all."""
-    write_text_atomic(path, markdown)
 
 
 def append_step_summary(markdown: str, environ: dict[str, str] | None = None) -> Path | None:

@@ -293,8 +293,8 @@ def merge(out_dir: Path, folders: Sequence[Path], family_modules: Sequence[str] 
     merge_junit(shards, out_dir / "junit.xml")
     results.write(out_dir / "results.json", doc)
     results.write_text_atomic(out_dir / "precision.html", page(run, families, out_dir, group_of))
-    markdown.write(out_dir / "summary.md", markdown.run_summary(run, html=str(out_dir / "precision.html"),
-                                                                title=f"nan-harness ({len(shards)} shards merged)"))
+    results.write_text_atomic(out_dir / "summary.md", markdown.run_summary(
+        run, html=str(out_dir / "precision.html"), title=f"nan-harness ({len(shards)} shards merged)"))
     return run
 
 
