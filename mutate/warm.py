@@ -55,6 +55,7 @@ class Serve:
         self.config: pytest.Config | None = None
         self.reports: list[pytest.TestReport] = []  # the running test's
         self.properties: dict[str, list[tuple[str, object]]] = {}
+        self.recorder: Recorder | None = None  # the running job's line tracer, if it traces
 
     def reply(self, message: dict[str, Any]) -> None:
         self.reply_to.write(json.dumps(message) + "\n")
@@ -124,6 +125,12 @@ class Serve:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.reports.append(report)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Iterator[None]:
+        """The test's body traced when the job asks (the original's run): pytest's own code around it is not."""
+        with recording(self.recorder) if self.recorder is not None else contextlib.nullcontext():
+            return (yield)
+
     def _run(self, job: dict[str, Any], recorder: Recorder | None, out: dict[str, Any]) -> None:
         """The job's tests through pytest's own run protocol, each set up and torn down whole (nothing is kept from
         one test, or one module, to the next; the suite's session fixtures are lookups)."""
@@ -131,8 +138,8 @@ class Serve:
             self.reports, item.user_properties[:] = [], self.properties[item.nodeid]  # nothing of an earlier run
             self.reply({"op": "case", "nodeid": item.nodeid})
             start = time.perf_counter()
-            with recording(recorder) if recorder is not None else contextlib.nullcontext():
-                item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
+            self.recorder = recorder
+            item.ihook.pytest_runtest_protocol(item=item, nextitem=None)
             seconds = round(time.perf_counter() - start, 4)
             out["times"][item.nodeid] = seconds
             if recorder is not None:  # streamed: a later test that ends the worker loses nothing
