@@ -46,10 +46,10 @@ class BaselineError(RuntimeError):
 
 
 def run(start: Callable[[str], WorkerProcess], module: str, folder: Path, files: list[str],
-        parts: int = 1) -> dict[str, Any]:
+        parts: int = 1) -> tuple[dict[str, Any], list[WorkerProcess]]:
     """Every test on the original, traced, in `parts` workers (tests dealt out in turn); a test that ends or hangs a
     worker is one the original fails (deselected), and a fresh worker goes on after it. `start(log name)` makes
-    a worker."""
+    a worker. Returns the record and the workers still running (warm: the mutants' judging may adopt them)."""
     first = start("warm.log")
     problem = first.started()
     if problem:
@@ -60,22 +60,31 @@ def run(start: Callable[[str], WorkerProcess], module: str, folder: Path, files:
                               "coverage": {}, "failed": [], "skipped": [], "launches": {}}
     chunks = [todo[i::parts] for i in range(max(1, parts)) if todo[i::parts]] or [[]]
     with ThreadPoolExecutor(len(chunks)) as pool:
-        done = list(pool.map(lambda i: _chunk(chunks[i], module, folder, files, first if i == 0 else None,
-                                              lambda: start(f"warm{i}.log")), range(len(chunks))))
-    for part in done:
+        futures = [pool.submit(_chunk, chunks[i], module, folder, files, first if i == 0 else None,
+                               lambda i=i: start(f"warm{i}.log")) for i in range(len(chunks))]
+    failed = [f.exception() for f in futures if f.exception() is not None]
+    done = [f.result() for f in futures if f.exception() is None]
+    if failed:  # no worker outlives a baseline that did not finish
+        for _, worker in done:
+            if worker is not None:
+                worker.close()
+        raise failed[0]
+    for part, _ in done:
         for key in ("times", "coverage"):
             result[key].update(part[key])
         result["failed"] += part["failed"]
         result["skipped"] += part["skipped"]
         for kernel, specs in part["launches"].items():
             result["launches"][kernel] = sorted(set(result["launches"].get(kernel, [])) | set(specs))
-    return result
+    return result, [worker for _, worker in done if worker is not None]
 
 
 def _chunk(todo: list[str], module: str, folder: Path, files: list[str], started: WorkerProcess | None,
-           fresh: Callable[[], WorkerProcess]) -> dict[str, Any]:
-    """One worker's share of the original's tests (a fresh worker after one that ends in a test)."""
+           fresh: Callable[[], WorkerProcess]) -> tuple[dict[str, Any], WorkerProcess | None]:
+    """One worker's share of the original's tests (a fresh worker after one that ends in a test), and the worker
+    that ran its last part, still running."""
     result: dict[str, Any] = {"times": {}, "coverage": {}, "failed": [], "skipped": [], "launches": {}}
+    worker: WorkerProcess | None = None
     while todo:
         worker, problem = (started, "") if started is not None else (fresh(), None)
         started = None
@@ -85,14 +94,17 @@ def _chunk(todo: list[str], module: str, folder: Path, files: list[str], started
                 raise BaselineError(problem)
             answer = worker.ask({"op": "judge", "module": module, "paths": [str(folder)], "cases": todo,
                                  "trace": files, "all": True}, {}, 3600.0)
-        finally:
+        except BaseException:
             worker.close()
+            raise
         for case, ran in answer.ran.items():
             result["times"][case] = ran["seconds"]
             result["coverage"][case] = ran["coverage"]
             for kernel, specs in ran.get("launches", {}).items():
                 result["launches"][kernel] = sorted(set(result["launches"].get(kernel, [])) | set(specs))
         if answer.ended:
+            worker.close()
+            worker = None
             if not answer.case:
                 raise BaselineError(f"the original's worker {answer.ended}: {answer.detail}")
             print(f"mutate: the original's worker {answer.ended} in {answer.case}: deselected", flush=True)
@@ -101,9 +113,10 @@ def _chunk(todo: list[str], module: str, folder: Path, files: list[str], started
             continue
         reply = answer.reply
         if reply.get("status") not in ("passed", "failed"):
+            worker.close()
             why = reply.get("device_fault") or reply.get("message", "")[:500]
             raise BaselineError(f"the original does not run: {why}")
         result["failed"] += [f["nodeid"] for f in reply["failed"]]
         result["skipped"] += reply["skipped"]
         todo = []
-    return result
+    return result, worker

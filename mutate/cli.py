@@ -166,10 +166,11 @@ def _main(argv: Sequence[str] | None) -> int:
     original = write_copy(plan.unit, out / "original", generate.ORIGINAL)
     cache = Cache(None if args.no_cache else out / "cache.json")
     plan.meta["cache"] = str(cache.path) if cache.path else None
-    base = _baseline(plan, original, cache)
-    if base is None:
+    found = _baseline(plan, original, cache)
+    if found is None:
         return EXIT_USAGE
-    entries, verdicts, engine = _judge(plan, original, cache, base)
+    base, warm = found
+    entries, verdicts, engine = _judge(plan, original, cache, base, warm)
     if engine.interrupted:
         print("mutate: interrupted: the runs in flight were ended; what was judged is reported (INCOMPLETE)",
               file=sys.stderr, flush=True)
@@ -228,18 +229,19 @@ def _plan(args: argparse.Namespace, started: float) -> Plan | int:
     return Plan(args, unit, mutants, out, jobs, cards, var, meta, context, started)
 
 
-def _baseline(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache) -> baseline.Baseline | None:
-    """The original's run (or the cached one), recorded in the plan's meta; None, with the report written, when the
-    original could not be judged."""
+def _baseline(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache
+              ) -> tuple[baseline.Baseline, list[WorkerProcess]] | None:
+    """The original's run (or the cached one), recorded in the plan's meta, and its workers still warm; None, with
+    the report written, when the original could not be judged."""
     args, out, (module, files) = plan.args, plan.out, original
     key = key_of("baseline", *plan.context)
     doc = cache.baseline(key)
-    cached = doc is not None
+    cached, warm = doc is not None, []
     try:
         if doc is None:
             t0 = time.monotonic()
-            doc = baseline.run(lambda log: plan.worker((module, out / "original"), log), module, out / "original",
-                               [str(p) for p in files.values()], max(1, plan.jobs))
+            doc, warm = baseline.run(lambda log: plan.worker((module, out / "original"), log), module,
+                                     out / "original", [str(p) for p in files.values()], max(1, plan.jobs))
             doc["seconds"] = round(time.monotonic() - t0, 1)
             cache.keep_baseline(key, doc)
             cache.save()
@@ -253,11 +255,11 @@ def _baseline(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache) -
                              "tests": len(base.tests), "from_cache": cached}
     print(f"mutate: original: {len(base.tests)} tests, {len(base.failed)} failing (deselected); "
           f"{doc['seconds']:.0f} s{' (from the cache)' if cached else ''}", flush=True)
-    return base
+    return base, warm
 
 
-def _judge(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache, base: baseline.Baseline
-           ) -> tuple[dict[str, dict[str, Any]], dict[str, Verdict], Engine]:
+def _judge(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache, base: baseline.Baseline,
+           warm: list[WorkerProcess]) -> tuple[dict[str, dict[str, Any]], dict[str, Verdict], Engine]:
     """Every chosen mutant's entry: from the cache, or judged by the warm workers within the budget."""
     args, out, (module, files) = plan.args, plan.out, original
     traced = {name: str(path) for name, path in files.items()}
@@ -286,7 +288,8 @@ def _judge(plan: Plan, original: tuple[str, dict[str, Path]], cache: Cache, base
               + (f" ({where})" if where else ""), flush=True)
 
     order = schedule.longest_first(todo, base, cache.doc.get("seconds", {}))
-    verdicts = engine.run_all(order, plan.started + args.budget_s, progress)
+    verdicts = engine.run_all(order, plan.started + args.budget_s, progress,
+                              warm=warm if plan.cards <= 1 else [])  # the baseline's workers sit on card 0
     for job in todo:
         entries[job.mutant.id] = entry(job.mutant, verdicts.get(job.mutant.id) or Verdict(
             classify.NOT_RUN, why="interrupted before it was judged"))

@@ -284,15 +284,18 @@ class Engine:
                     verdict.killer["nodeid"]
 
     # -- all of them ----------------------------------------------------------------------------------------
-    def run_all(self, jobs: Sequence[Job], deadline: float,
-                done: Callable[[Job, Verdict], None] | None = None) -> dict[str, Verdict]:
-        """Every job, `self.jobs` slots at a time, each slot keeping its warm worker between mutants."""
+    def run_all(self, jobs: Sequence[Job], deadline: float, done: Callable[[Job, Verdict], None] | None = None,
+                warm: Sequence[WorkerProcess] = ()) -> dict[str, Verdict]:
+        """Every job, `self.jobs` slots at a time, each slot keeping its warm worker between mutants (slot k starts
+        with warm[k], a worker already started: the baseline's)."""
         self.deadline = deadline
+        for extra in warm[self.jobs:]:
+            extra.close()
         todo = collections.deque(jobs)  # popleft is atomic: the slots share it without a lock
         results: dict[str, Verdict] = {}
 
         def slot_loop(slot: int) -> None:
-            worker: WorkerProcess | None = None
+            worker: WorkerProcess | None = warm[slot] if slot < len(warm) else None
             try:
                 while True:
                     try:

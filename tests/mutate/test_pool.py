@@ -210,8 +210,8 @@ def test_a_worker_judges_each_module_afresh(tmp_path: Path) -> None:
 
 
 def test_the_baseline_deals_cases_over_workers_and_loses_none(tmp_path: Path) -> None:
-    """The original's family cases over 2 workers give the same cases, coverage and failures as over 1, and each
-    worker ran its own share (both logs written)."""
+    """The original's tests over 2 workers give the same tests, coverage and failures as over 1, each worker ran
+    its own share (both logs written), and each is left running for the mutants' slots."""
     from mutate import baseline
     from mutate.package import find_unit, write_copy
 
@@ -224,7 +224,14 @@ def test_the_baseline_deals_cases_over_workers_and_loses_none(tmp_path: Path) ->
     def start(run: Path) -> Any:
         return lambda log: WorkerProcess(session, run_env("cpu", None, None), run / log)
 
-    runs = [baseline.run(start(tmp_path / f"run{parts}"), module, folder, files, parts) for parts in (1, 2)]
+    runs = []
+    for parts in (1, 2):
+        doc, warm = baseline.run(start(tmp_path / f"run{parts}"), module, folder, files, parts)
+        alive = [w.proc.poll() is None for w in warm]
+        for worker in warm:
+            worker.close()
+        assert alive == [True] * parts  # each still warm, for the mutants' slots to adopt
+        runs.append(doc)
     one, two = runs
     assert one["tests"] == two["tests"] and len(one["tests"]) >= 4
     assert set(one["coverage"]) == set(two["coverage"]) == set(one["tests"])
