@@ -66,6 +66,9 @@ class Serve:
         """After the harness's: Triton is imported only once its backend is prepared (the interpreter's variable)."""
         self.config = config
         config.stash[CASE_BUILDER] = self._built
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        if terminal is not None:  # it would keep every report of every mutant; the replies say what ran
+            config.pluginmanager.unregister(terminal)
         if os.environ.get(LAUNCH_MEMO_VAR, "1") != "0" and interpreted_here():  # compiled: nothing to replay
             self.memo = LaunchMemo()
 
