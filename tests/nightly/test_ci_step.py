@@ -153,7 +153,8 @@ def tools_judge_from_the_install(runner: Path, work: Path, repo: Path) -> None:
     bisect_out = subprocess.run([str(runner), "-c", BISECT_OUT], cwd=work, env=shell_env(runner), capture_output=True,
                                 text=True, check=False, timeout=hang_limit(slowest_s=1.0))
     assert bisect_out.stdout.strip() == str(work / "out" / "bisect"), bisect_out.stdout + bisect_out.stderr
-    # mutate: one mutant (`ndim != 2` -> `==`, killed by the first family case), 2 other tests in its pytest baseline
+    # mutate: one mutant (`ndim != 2` -> `==`), judged by the tests `-k` leaves (the arguments after -- narrow every
+    # test of its judge): killed by an aliasing test
     commands = {"nightly": ["-m", "nightly", "--device", "cpu", "--workers", "1", "--kernel", KERNEL,
                             "--kernel-path", str(repo), "--", *shlex.split(SELECTION)],
                 "mutate": ["-m", "mutate", "--kernel", "tiny_nans", "--operators", "compare_equality", "--jobs", "1",
@@ -178,4 +179,4 @@ def tools_judge_from_the_install(runner: Path, work: Path, repo: Path) -> None:
     assert {c["nodeid"].split("::")[0] for c in run["cases"]} == {"harness/suite/test_families.py"}
     doc = json.loads((work / "out" / "mutation" / "tiny_nans" / "mutation.json").read_text())
     assert doc["complete"] and doc["counts"]["killed"] == 1 and doc["baseline"]["tests"] > 0, logs["mutate"]
-    assert doc["mutants"][0]["killer"]["nodeid"].startswith("harness/suite/test_families.py::"), doc["mutants"]
+    assert doc["mutants"][0]["killer"]["nodeid"].startswith("harness/suite/test_aliasing.py::"), doc["mutants"]
