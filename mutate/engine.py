@@ -302,7 +302,9 @@ class Engine:
                         job = todo.popleft()
                     except IndexError:
                         return
-                    if self.interrupted:
+                    if not self.base.reaching(job.files, job.mutant.original_lines):  # decided without a worker
+                        verdict = Verdict(NO_COVERAGE, why="no test reaches the changed line(s) on this backend")
+                    elif self.interrupted:
                         verdict = Verdict(classify.NOT_RUN, why="not started: the run was interrupted")
                     elif time.monotonic() >= self.deadline - 5:
                         verdict = Verdict(classify.NOT_RUN, why="not started within the budget")

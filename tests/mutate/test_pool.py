@@ -240,3 +240,15 @@ def test_the_baseline_deals_cases_over_workers_and_loses_none(tmp_path: Path) ->
             assert set(lines) ^ set(two["coverage"][case][path]) <= {0}, (case, path)
     assert sorted(one["failed"]) == sorted(two["failed"])
     assert (tmp_path / "run2" / "warm.log").exists() and (tmp_path / "run2" / "warm1.log").exists()
+
+
+def test_a_change_no_test_reaches_is_no_coverage_even_past_the_budget(tmp_path: Path) -> None:
+    """No worker is needed to say that no test reaches a change: the budget leaves such a mutant no_coverage, never
+    not_run (the longest-first order starts them last, when the budget may be gone)."""
+    base = Baseline(["t::a"], set(), {}, {"t::a": {"k.py": [3]}})
+    engine = Engine(Session("cpu", ("orig", tmp_path)), 1, tmp_path, base)
+    reached = Mutant("m1", "int_constant", "f", 3, 0, "1 -> 2", "", "", (3,), (3,), "k")
+    unreached = Mutant("m2", "int_constant", "f", 9, 0, "1 -> 2", "", "", (9,), (9,), "k")
+    verdicts = engine.run_all([Job(m, f"mut_{m.id}", tmp_path, ("k.py",)) for m in (reached, unreached)],
+                              deadline=time.monotonic() - 1)
+    assert verdicts["m1"].status == "not_run" and verdicts["m2"].status == "no_coverage", verdicts
