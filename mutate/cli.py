@@ -144,9 +144,8 @@ class Plan:
 
     def worker(self, original: tuple[str, Path], log: str) -> WorkerProcess:
         """A warm worker for the original's run (card 0 on an accelerator), its log under original/."""
-        a = self.args
-        return WorkerProcess(self.session(original), run_env(a.device, 0 if a.device != "cpu" else None, None),
-                             self.out / "original" / log, threads=max(1, (os.cpu_count() or 1) // max(1, self.jobs)))
+        return self.session(original).start(self.out / "original" / log, 0 if self.args.device != "cpu" else None,
+                                            None, self.jobs)
 
     def seconds(self) -> float:
         return round(time.monotonic() - self.started, 1)

@@ -7,7 +7,6 @@ or hang is a kill once the original passes that test again; otherwise the test i
 from __future__ import annotations
 
 import collections
-import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -22,7 +21,7 @@ from mutate.baseline import Baseline
 from mutate.classify import NO_COVERAGE, Verdict
 from mutate.generate import Mutant
 from mutate.pool import DIED, HUNG, Answer, Session, WorkerProcess
-from mutate.run import UNPLACED, run_env
+from mutate.run import UNPLACED
 from mutate.tce import COMPILE_LIMIT_S, Copy, Prover
 
 CASE_FLOOR_S = {"cpu": 10.0}  # a case's limit: 10x the original's time on it, plus this (compiles on accelerators)
@@ -42,6 +41,11 @@ class Job:
 def _killed(why: str, stage: str, killer: dict[str, Any], crash: bool = False) -> Verdict:
     """A kill by the test `killer` names (nodeid, family, verdict); a crash when the worker or device ended in it."""
     return Verdict(classify.KILLED, why, {**killer, "crash": crash}, stage, crash=crash)
+
+
+def _unreached() -> Verdict:
+    """A change no test reaches: decided from the baseline's coverage alone, whatever the budget."""
+    return Verdict(NO_COVERAGE, why="no test reaches the changed line(s) on this backend")
 
 
 @dataclass
@@ -101,8 +105,7 @@ class Engine:
     def _worker(self, slot: int, compile_only: bool = False) -> WorkerProcess:
         card = slot % self.cards if self.cards else None
         log = self.out / "workers" / f"slot{slot}{'-compile' if compile_only else ''}.log"
-        return WorkerProcess(self.session, run_env(self.device, card, self.visibility_var), log,
-                             compile_only=compile_only, threads=max(1, (os.cpu_count() or 1) // self.jobs))
+        return self.session.start(log, card, self.visibility_var, self.jobs, compile_only)
 
     def _proof(self, j: _Judging) -> Verdict | None:
         """Compiled code's verdict on a mutant that changed a jit function (mutate.tce), asked of the slot's worker
@@ -169,7 +172,7 @@ class Engine:
         the tests reaching it in a warm worker."""
         tests = self.base.reaching(j.job.files, j.job.mutant.original_lines)
         if not tests:
-            return Verdict(NO_COVERAGE, why="no test reaches the changed line(s) on this backend")
+            return _unreached()
         if self.prove_first and (proved := self._proof(j)):
             return proved
         verdict = self._tests(j, tests)
@@ -303,7 +306,7 @@ class Engine:
                     except IndexError:
                         return
                     if not self.base.reaching(job.files, job.mutant.original_lines):  # decided without a worker
-                        verdict = Verdict(NO_COVERAGE, why="no test reaches the changed line(s) on this backend")
+                        verdict = _unreached()
                     elif self.interrupted:
                         verdict = Verdict(classify.NOT_RUN, why="not started: the run was interrupted")
                     elif time.monotonic() >= self.deadline - 5:

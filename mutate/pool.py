@@ -7,6 +7,7 @@ its limit is ended and replaced; the job's answer then names that case and how t
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import subprocess
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import cli, processes
+from mutate.run import run_env
 
 STARTUP_S = 600.0  # a worker's start (torch, Triton, the case table): seconds on a warm machine; a hang past this
 DIED, HUNG = "died", "hung"
@@ -47,6 +49,13 @@ class Session:
     select: str = ""
     pytest_args: tuple[str, ...] = ()
 
+    def start(self, log: Path, card: int | None, visibility_var: str | None, jobs: int,
+              compile_only: bool = False) -> WorkerProcess:
+        """One of `jobs` workers side by side (each its share of the CPU's threads), pinned to `card` through the
+        backend's visibility variable."""
+        return WorkerProcess(self, run_env(self.device, card, visibility_var), log, compile_only=compile_only,
+                             threads=max(1, (os.cpu_count() or 1) // max(1, jobs)))
+
     def argv(self) -> list[str]:
         module, folder = self.original
         return [f"--device={self.device}", f"--kernel={module}", f"--kernel-path={folder}",
@@ -70,7 +79,6 @@ class WorkerProcess:
         threading.Thread(target=self._read, daemon=True).start()
         self.cases: list[str] = []
         self.fast: list[str] = []
-        self.markers: dict[str, list[str]] = {}  # test -> its markers
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -101,7 +109,6 @@ class WorkerProcess:
                 if message.get("op") == "ready":
                     self.cases = list(message.get("cases", []))
                     self.fast = list(message.get("fast", []))
-                    self.markers = dict(message.get("markers", {}))
                     return ""
         except TimeoutError:
             self.stop()

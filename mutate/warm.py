@@ -22,7 +22,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -76,17 +76,9 @@ class Serve:
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
         self.items = {item.nodeid: item for item in session.items}
         self.properties = {n: list(item.user_properties) for n, item in self.items.items()}  # as collected
-        markers = {n: sorted({m.name for m in item.iter_markers()}) for n, item in self.items.items()}
-        self.reply({"op": "ready", "cases": list(self.items), "markers": markers, "pid": os.getpid(),
-                    "fast": [n for n, names in markers.items() if set(names) & set(FAST_FAMILY_MARKERS)]})
-        for line in self.jobs:
-            if not line.strip():
-                continue
-            job = json.loads(line)
-            try:
-                self.reply(compiled(job) if job.get("op") == "compile" else self.judge(job))
-            except Exception:  # noqa: BLE001 - the harness's own failure: said, and the worker goes on
-                self.reply({"op": "done", "status": "error", "message": traceback.format_exc()[-4000:]})
+        fast = [n for n, item in self.items.items() if any(item.get_closest_marker(m) for m in FAST_FAMILY_MARKERS)]
+        serve(self.reply_to, self.jobs, list(self.items), fast,
+              lambda job: compiled(job) if job.get("op") == "compile" else self.judge(job))
         return True
 
     def _built(self, fc: Any) -> Any:
@@ -183,6 +175,23 @@ class Serve:
         return None
 
 
+def serve(reply: IO[str], jobs: IO[str], tests: list[str], fast: list[str],
+          handle: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    """The job loop of either worker: `ready` with the tests it can run, then one reply per job line; the harness's
+    own failure in a job is said, and the worker goes on."""
+    def send(message: dict[str, Any]) -> None:
+        reply.write(json.dumps(message) + "\n")
+        reply.flush()
+
+    send({"op": "ready", "cases": tests, "fast": fast, "pid": os.getpid()})
+    for line in jobs:
+        if line.strip():
+            try:
+                send(handle(json.loads(line)))
+            except Exception:  # noqa: BLE001 - the harness's own failure: said, and the worker goes on
+                send({"op": "done", "status": "error", "message": traceback.format_exc()[-4000:]})
+
+
 def compiled(job: dict[str, Any]) -> dict[str, Any]:
     """A copy's kernels compiled for the job's specs (mutate.tce), its folders on sys.path meanwhile."""
     with _imported_from(job["module"], job.get("paths", [])):
@@ -265,16 +274,11 @@ def main(argv: list[str] | None = None) -> int:
         warnings.simplefilter("ignore", DeprecationWarning)
         if args.compile_only:  # mutate.tce on the CPU: Triton compiles for a GPU target, never interpreted here
             os.environ.pop("TRITON_INTERPRET", None)
-            reply.write(json.dumps({"op": "ready", "cases": [], "fast": [], "markers": {}, "pid": os.getpid()}) + "\n")
-            reply.flush()
-            for line in sys.stdin:
-                if line.strip():
-                    reply.write(json.dumps(compiled(json.loads(line))) + "\n")
-                    reply.flush()
+            serve(reply, sys.stdin, [], [], compiled)
             return 0
-        serve = Serve(reply, os.fdopen(os.dup(0), "r", encoding="utf-8"), args.device)  # pytest's capture takes fd 0
+        plugin = Serve(reply, os.fdopen(os.dup(0), "r", encoding="utf-8"), args.device)  # pytest's capture takes fd 0
         code = pytest.main(session_argv(args.device, args.kernel, args.kernel_path, args.nan_family, args.select,
-                                        Path(args.log), argv[cut + 1:]), plugins=[serve])
+                                        Path(args.log), argv[cut + 1:]), plugins=[plugin])
     return 0 if code in (0, 5) else int(code)
 
 

@@ -252,3 +252,17 @@ def test_a_change_no_test_reaches_is_no_coverage_even_past_the_budget(tmp_path: 
     verdicts = engine.run_all([Job(m, f"mut_{m.id}", tmp_path, ("k.py",)) for m in (reached, unreached)],
                               deadline=time.monotonic() - 1)
     assert verdicts["m1"].status == "not_run" and verdicts["m2"].status == "no_coverage", verdicts
+
+
+def test_a_job_the_harness_fails_on_is_said_and_the_worker_goes_on(tmp_path: Path) -> None:
+    """Either worker (here the CPU's compile-only one): a job that raises in the harness gets an error reply, and
+    the same worker answers the next job (it is not lost to one bad job)."""
+    worker = WorkerProcess(Session("cpu", ("unused", tmp_path)), run_env("cpu", None, None), tmp_path / "c.log",
+                           compile_only=True)
+    try:
+        assert worker.started() == ""
+        for _ in range(2):
+            answer = worker.ask({"op": "compile"}, {}, 60.0)  # no module named: the harness raises KeyError
+            assert not answer.ended and answer.reply["status"] == "error", answer
+    finally:
+        worker.close()
