@@ -175,8 +175,8 @@ def _main(argv: Sequence[str] | None) -> int:
               file=sys.stderr, flush=True)
         args.trials = 0
     plan.meta["flaky_original"] = sorted(engine.flaky)
-    plan.meta["compiled"] = {**engine.prover.describe(), "when": "before the tests" if engine.prove_first else
-                             "for mutants every test reaching them passes"} if engine.prover else {}
+    plan.meta["compiled"] = {**engine.prover.describe(), "when": "for mutants every test reaching them passes"
+                             } if engine.prover else {}
     survivors.judge(entries, plan.mutants, plan.unit, original, plan.out, base, plan.jobs, args)
     return _finish(plan, cache, entries, verdicts, engine)
 

@@ -84,7 +84,7 @@ class Engine:
         self.prover = prover
         self.deadline = float("inf")  # run_all's; an interrupt brings it forward to now
         self.interrupted = False
-        self.prove_first = self.device != "cpu"  # mutate.tce: compiles are free on a device, dear on the CPU
+        self.compile_in_slot = self.device != "cpu"  # mutate.tce: the slot's worker compiles; the CPU's interprets
         self.compilers: dict[int, WorkerProcess] = {}  # the CPU's compile-only worker of each slot
 
     # -- ordering -------------------------------------------------------------------------------------------
@@ -109,14 +109,15 @@ class Engine:
 
     def _proof(self, j: _Judging) -> Verdict | None:
         """Compiled code's verdict on a mutant that changed a jit function (mutate.tce), asked of the slot's worker
-        on a device, of its compile-only worker on the CPU; None: the tests decide."""
+        on a device, of its compile-only worker on the CPU; None: the tests decide. Asked after the tests passed:
+        a kill needs no proof, and a kernel-body mutant's first failing test compiles one specialization, not all."""
         if self.prover is None or not j.job.mutant.jit:
             return None
-        held = {"w": j.worker if self.prove_first else self.compilers.pop(j.slot, None)}
+        held = {"w": j.worker if self.compile_in_slot else self.compilers.pop(j.slot, None)}
 
         def ask(message: dict[str, Any]) -> dict[str, Any]:
             if held["w"] is None:
-                fresh = self._worker(j.slot, compile_only=not self.prove_first)
+                fresh = self._worker(j.slot, compile_only=not self.compile_in_slot)
                 problem = fresh.started()
                 if problem:
                     return {"status": "error", "message": problem}
@@ -132,7 +133,7 @@ class Engine:
         with j.timed("compile"):
             proof = self.prover.prove(Copy(j.job.mutant.id, j.job.module, str(j.job.folder), j.job.mutant.module_name),
                                       ask)
-        if self.prove_first:
+        if self.compile_in_slot:
             j.worker = held["w"]
         elif held["w"] is not None:
             self.compilers[j.slot] = held["w"]
@@ -168,15 +169,12 @@ class Engine:
         return verdict, j.worker
 
     def _judge(self, j: _Judging) -> Verdict:
-        """The mutant's verdict: a compile proof (before the tests on a device, after them under the interpreter),
-        the tests reaching it in a warm worker."""
+        """The mutant's verdict: the tests reaching it in a warm worker, then, when they all pass, a compile proof."""
         tests = self.base.reaching(j.job.files, j.job.mutant.original_lines)
         if not tests:
             return _unreached()
-        if self.prove_first and (proved := self._proof(j)):
-            return proved
         verdict = self._tests(j, tests)
-        if verdict is None and not self.prove_first:
+        if verdict is None:
             verdict = self._proof(j)
         return verdict or Verdict(classify.SURVIVED, why=f"{len(tests)} test(s) reach it and pass", stage="tests",
                                   cases_run=len(tests))

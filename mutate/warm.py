@@ -38,6 +38,7 @@ from mutate import tce
 from mutate.coverage import Recorder, recording, to_json
 from mutate.launch_memo import LaunchMemo, replaying
 from mutate.run import CASES_DIR_VAR, FAST_FAMILY_MARKERS, FOLDER, LAUNCH_MEMO_VAR, UNPLACED
+from mutate.shared import share_kernels
 from mutate.specs import interpreted_here
 from reports.collector import record_of_reports
 from verdict.not_run import NOT_RUN_PROPERTY, NotRun
@@ -100,6 +101,7 @@ class Serve:
             with _imported_from(job["module"], job.get("paths", [])), self._memo(replay=recorder is None):
                 try:
                     self.config.stash[TARGET_KEY] = load(job["module"])
+                    out["shared"] = self._share(job["module"])
                 except KernelLoadError as exc:
                     return {**out, "status": "load_error", "message": str(exc)}
                 self._run(job, recorder, out)
@@ -112,6 +114,19 @@ class Serve:
         if fault:
             return {**out, "status": "fault", "device_fault": fault}
         return {**out, "status": "failed" if out["failed"] else "passed"}
+
+    def _share(self, module: str) -> int:
+        """The copy's unchanged kernels replaced by the session's original's, compiled already (mutate.shared);
+        the target loaded again when the kernel it launches directly is one of them."""
+        assert self.config is not None
+        original = str(self.config.getoption("--kernel"))
+        copy_top, original_top = module.split(".")[0], original.split(".")[0]
+        if copy_top == original_top:
+            return 0
+        shared = share_kernels(copy_top, original_top)
+        if shared:
+            self.config.stash[TARGET_KEY] = load(module)
+        return shared
 
     def _memo(self, replay: bool) -> contextlib.AbstractContextManager[Any]:
         """The launch memo around a job (mutate.launch_memo), or nothing where there is none (compiled, or off)."""

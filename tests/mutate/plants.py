@@ -95,6 +95,18 @@ PLANTS = [
     ("harness: --nan-in-process accepts xdist workers", "harness/hooks.py",
      '        if getattr(config.option, "numprocesses", None) not in (None, 0, "0"):', "        if False:",
      "tests/harness/test_isolation.py"),
+    ("shared: globals the kernel names not compared", "mutate/shared.py",
+     "                   for n in _names(fn_new.__code__))", "                   for n in ())",
+     "tests/mutate/test_shared.py"),
+    ("shared: defaults not compared", "mutate/shared.py",
+     "        if not (self.values(fn_new.__defaults__, fn_old.__defaults__)", "        if not (True",
+     "tests/mutate/test_shared.py"),
+    ("shared: jit callees equal by name alone", "mutate/shared.py",
+     "            return self.kernels(a, b)", "            return True", "tests/mutate/test_shared.py"),
+    ("shared: decorator options not compared", "mutate/shared.py",
+     '        options = ("do_not_specialize", ', '        options = (', "tests/mutate/test_shared.py"),
+    ("shared: source not compared", "mutate/shared.py",
+     "type(new) is not type(old) or new.src != old.src", "type(new) is not type(old)", "tests/mutate/test_shared.py"),
 ]
 if __name__ == "__main__":
     sys.exit(run_plants(PLANTS, sys.argv[1:]))
