@@ -49,18 +49,22 @@ def run(start: Callable[[str], WorkerProcess], module: str, folder: Path, files:
         parts: int = 1) -> tuple[dict[str, Any], list[WorkerProcess]]:
     """Every test on the original, traced, in `parts` workers (tests dealt out in turn); a test that ends or hangs a
     worker is one the original fails (deselected), and a fresh worker goes on after it. `start(log name)` makes
-    a worker. Returns the record and the workers still running (warm: the mutants' judging may adopt them)."""
-    first = start("warm.log")
-    problem = first.started()
+    a worker. Returns the record and the workers still running (warm: the mutants' judging may adopt them). Every
+    worker starts at once (each collects the suite: seconds), the tests are dealt once the first is ready."""
+    workers = [start("warm.log" if i == 0 else f"warm{i}.log") for i in range(max(1, parts))]
+    problem = workers[0].started()
     if problem:
-        first.close()
+        for worker in workers:
+            worker.close()
         raise BaselineError(problem)
-    todo = list(first.cases)
-    result: dict[str, Any] = {"tests": todo, "fast": [c for c in first.fast if c in todo], "times": {},
+    todo = list(workers[0].cases)
+    result: dict[str, Any] = {"tests": todo, "fast": [c for c in workers[0].fast if c in todo], "times": {},
                               "coverage": {}, "failed": [], "skipped": [], "launches": {}}
     chunks = [todo[i::parts] for i in range(max(1, parts)) if todo[i::parts]] or [[]]
+    for extra in workers[len(chunks):]:
+        extra.close()
     with ThreadPoolExecutor(len(chunks)) as pool:
-        futures = [pool.submit(_chunk, chunks[i], module, folder, files, first if i == 0 else None,
+        futures = [pool.submit(_chunk, chunks[i], module, folder, files, workers[i], i == 0,
                                lambda i=i: start(f"warm{i}.log")) for i in range(len(chunks))]
     failed = [f.exception() for f in futures if f.exception() is not None]
     done = [f.result() for f in futures if f.exception() is None]
@@ -79,17 +83,17 @@ def run(start: Callable[[str], WorkerProcess], module: str, folder: Path, files:
     return result, [worker for _, worker in done if worker is not None]
 
 
-def _chunk(todo: list[str], module: str, folder: Path, files: list[str], started: WorkerProcess | None,
+def _chunk(todo: list[str], module: str, folder: Path, files: list[str], spawned: WorkerProcess | None, ready: bool,
            fresh: Callable[[], WorkerProcess]) -> tuple[dict[str, Any], WorkerProcess | None]:
-    """One worker's share of the original's tests (a fresh worker after one that ends in a test), and the worker
-    that ran its last part, still running."""
+    """One worker's share of the original's tests in `spawned` (`ready`: it said so already; a fresh worker after one
+    that ends in a test), and the worker that ran its last part, still running."""
     result: dict[str, Any] = {"times": {}, "coverage": {}, "failed": [], "skipped": [], "launches": {}}
     worker: WorkerProcess | None = None
     while todo:
-        worker, problem = (started, "") if started is not None else (fresh(), None)
-        started = None
+        worker, problem = (spawned, "" if ready else None) if spawned is not None else (fresh(), None)
+        spawned = None
         try:
-            problem = worker.started() if problem is None else problem  # the first worker has started already
+            problem = worker.started() if problem is None else problem
             if problem:
                 raise BaselineError(problem)
             answer = worker.ask({"op": "judge", "module": module, "paths": [str(folder)], "cases": todo,

@@ -3,30 +3,23 @@
 A test that never reaches a mutant's change cannot kill it and is not run for it (Stryker's per-test coverage,
 PIT's coverage-ordered tests). A trace function records Python lines (under the Triton interpreter a jit body runs
 as Python); a compiled kernel's launch marks every line of it and its jit callees as reached. The same observation
-records each launch's specialization (mutate.specs.Spec), the specs mutate.tce compiles mutants for. In the
-original's pytest run it is a plugin (`-p mutate.coverage`, active in the xdist worker where MUTATE_COVERAGE_FILES
-and MUTATE_COVERAGE_OUT are set), writing one JSON line per test to `<folder>/<pid>.jsonl`.
+records each launch's specialization (mutate.specs.Spec), the specs mutate.tce compiles mutants for. The original's
+warm workers (mutate.warm) trace each test's body with it.
 """
 from __future__ import annotations
 
 import importlib
-import json
-import os
 import sys
 import threading
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from types import CodeType, FrameType
 from typing import Any
-
-import pytest
 
 from mutate.specs import named_jit_functions, specs_from_call
 
 Lines = dict[str, set[int]]  # file -> line numbers reached
 Launches = dict[str, set[str]]  # "file::qualname" of a kernel -> the Spec JSON of each launch
-FILES_VAR, OUT_VAR = "MUTATE_COVERAGE_FILES", "MUTATE_COVERAGE_OUT"  # the plugin's files to watch, its folder
 
 
 def _launch_code(module: str, owner: str) -> CodeType | None:
@@ -143,27 +136,3 @@ def reaches(covered: dict[str, list[int]] | dict[str, set[int]], file: str, line
     """Whether a test's coverage holds any of `lines` of `file`."""
     found = covered.get(file)
     return bool(found) and any(line in found for line in lines)  # type: ignore[operator]
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, object, object]:
-    files, folder = os.environ.get(FILES_VAR), os.environ.get(OUT_VAR)
-    if not files or not folder or not hasattr(item.config, "workerinput"):
-        return (yield)
-    recorder = Recorder(files.split(os.pathsep))
-    with recording(recorder):
-        result = yield
-    with open(Path(folder) / f"{os.getpid()}.jsonl", "a", encoding="utf-8") as out:
-        out.write(json.dumps({"nodeid": item.nodeid, "lines": to_json(recorder.take())}) + "\n")
-    return result
-
-
-def read(folder: Path) -> dict[str, dict[str, list[int]]]:
-    """Every test's lines, merged over the files the workers wrote."""
-    found: dict[str, dict[str, list[int]]] = {}
-    for path in sorted(folder.glob("*.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                entry = json.loads(line)
-                found[entry["nodeid"]] = entry["lines"]
-    return found

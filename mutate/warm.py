@@ -124,6 +124,7 @@ class Serve:
         if copy_top == original_top:
             return 0
         shared = share_kernels(copy_top, original_top)
+        print(f"{module}: {shared} jit function(s) shared with the original", file=sys.stderr, flush=True)
         if shared:
             self.config.stash[TARGET_KEY] = load(module)
         return shared
