@@ -8,10 +8,10 @@ import numpy as np
 import torch
 
 from cases.formats import BY_DTYPE, FloatFormat
-from harness.backends import any_fault
+from harness.backends import any_fault, is_memory_error
 from harness.guard import KernelRaised
 from reference import sealed
-from verdict.problem import INPUT_MODIFIED, MALFORMED, OTHER, PADDING_MODIFIED, Problem
+from verdict.problem import INPUT_MODIFIED, MALFORMED, OTHER, OUT_OF_MEMORY, PADDING_MODIFIED, Problem
 from verdict.record import (
     DEVICE_FAULT, PASS, REFUSED, SIDE_EFFECT, VALUE_KINDS, WRONG_COUNTS, CaseParams, Check, InputLayout, Unwritten,
     WrongRow, signed_kind,
@@ -57,10 +57,13 @@ def exception_text(exc: BaseException) -> str:
 
 def failed_launch(exc: BaseException, params: CaseParams, path: str, expected: torch.Tensor, logits: object,
                   card: int | None) -> Check:
-    """The check of a launch that raised on in-domain input: a device fault when the text names one, else a refusal."""
+    """The check of a launch that raised on in-domain input: a device fault when the text names one, else a refusal
+    (an allocation that failed is said as data: the diagnosis tells it from a kernel that refuses the input)."""
     text = exception_text(exc)
     verdict = DEVICE_FAULT if any_fault(text) else REFUSED
-    return Check(params, path, verdict, sum(sealed.int_list(expected)), None, card=card,
+    raised = exc.original if isinstance(exc, KernelRaised) else exc
+    memory = (Problem(OUT_OF_MEMORY, f"the call could not allocate: {text[:200]}"),) if is_memory_error(raised) else ()
+    return Check(params, path, verdict, sum(sealed.int_list(expected)), None, problems=memory, card=card,
                  input_desc=describe_input(logits), refusal=text, layout=layout_of(logits),
                  rows=len(sealed.int_list(expected)))
 

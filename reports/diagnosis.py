@@ -105,7 +105,7 @@ def scoped(d: Diagnosis, records: Sequence[TestRecord], partial: bool) -> Diagno
     if len(paths) == 1 and any(c.path not in paths for c in passing):
         parts.append(_only("path", paths, True))
     thin = support <= 2 or len(shapes) == 1
-    demoted = ""
+    demoted = d.demoted
     if d.category in KERNEL_BODY and paths == {"wrapper"} and any(c.path == "direct" for c in passing):
         demoted = ("the direct launch of the same kernel counts the same cases right: the wrapper (its launch, "
                    "buffers or caching), not the kernel body")

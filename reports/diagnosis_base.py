@@ -7,7 +7,7 @@ verdicts, problem kinds), never their display text, and return a Diagnosis or no
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cases.anchor import ANCHOR_BLOCK_SIZE
@@ -137,6 +137,7 @@ class Pattern:
     control: Callable[[Check], bool] | None = None  # passing checks that isolate the cause; none pass: no item
     control_text: str = ""  # {n}: how many controls pass, {first}: the first one's case id
     bonus: int = 0
+    demoted: str = ""  # why it ranks after the others whatever its weight (Diagnosis.demoted)
 
     def __call__(self, records: Sequence[TestRecord]) -> Diagnosis | None:
         hits = self.hits(records)
@@ -144,5 +145,6 @@ class Pattern:
         if not hits or (self.control is not None and not controls):
             return None
         control = self.control_text.format(n=len(controls), first=controls[0].params.case_id) if controls else ""
-        return found(self.category, self.name, self.evidence(hits, controls), hits, self.bonus, control=control)
+        item = found(self.category, self.name, self.evidence(hits, controls), hits, self.bonus, control=control)
+        return replace(item, demoted=self.demoted) if self.demoted else item
 

@@ -16,7 +16,8 @@ from reports.diagnosis_counts import (EXACT_IN_HALF, big_offsets, every_kth_row,
                                       unread_lanes)
 from reports.diagnosis_predicate import predicate
 from verdict.interpreter import ENV_KEY as INTERPRETER_DEFECTS, from_text
-from verdict.problem import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, SHARED_OUTPUT, STRAY_WRITE
+from verdict.problem import (COPIED, INPUT_MODIFIED, MALFORMED, OUT_OF_MEMORY, PADDING_MODIFIED, SHARED_OUTPUT,
+                             STRAY_WRITE)
 from verdict.record import CRASH, DEVICE_FAULT, POISON, REFUSED, TIMEOUT, Check, TestRecord
 
 Pair = tuple[TestRecord, Check]
@@ -93,6 +94,12 @@ def _stream_evidence(hits: Sequence[Pair], ok: Sequence[Check]) -> str:
             f"checks), while {len(ok)} checks read after a synchronize pass: {example(ordered[0])}"
             + (f"; {raced} other check(s) left rows holding the poison only now and then (their tests passed on a "
                "rerun): the same race" if raced else ""))
+
+
+def _out_of_memory(r: TestRecord) -> bool:
+    """Every failing check of the test is an allocation that failed (OUT_OF_MEMORY), not a refusal of the input."""
+    bad = [c for c in r.checks if not c.ok]
+    return bool(bad) and all(any(p.kind == OUT_OF_MEMORY for p in c.problems) for c in bad)
 
 
 def _first_line(r: TestRecord) -> str:
@@ -252,8 +259,13 @@ RULES: tuple[Rule, ...] = (
             _failed(lambda c: not c.params.in_domain and c.params.layout.startswith("rank-")),
             _checks("case(s)", lambda c: f"{c.params.case_id}: "
                     + _detail(c, c.wrong_rows[0].describe() if c.wrong_rows else c.verdict))),
+    Pattern("device", "out of memory during the call (the kernel's own allocations, or a card other processes fill)",
+            lambda records: [r for r in failing(records) if r.verdict == REFUSED and _out_of_memory(r)],
+            _tests(lambda r: next((c.refusal for c in r.checks if c.refusal), "")),
+            demoted="not the counts: an allocation failed and no count was wrong; run the test alone to tell the "
+                    "kernel's own allocations from a card other processes fill"),
     Pattern("contract", "in-domain input refused (an exception where counts were due)",
-            lambda records: [r for r in failing(records) if r.verdict == REFUSED],
+            lambda records: [r for r in failing(records) if r.verdict == REFUSED and not _out_of_memory(r)],
             _tests(lambda r: next((c.refusal for c in r.checks if c.refusal), ""))),
     Pattern("device", "device fault", _ended_in(DEVICE_FAULT), _tests(_first_line)),
     Pattern("device", "process crash", _ended_in(CRASH), _tests(_first_line)),

@@ -12,6 +12,7 @@ PADDING_MODIFIED = "padding modified"  # the input or the storage around it (row
 COPIED = "copied"  # padded rows copied instead of read in place
 SHARED_OUTPUT = "shared output"  # two calls handed back one output buffer (the later call overwrote the earlier)
 MALFORMED = "malformed result"  # the result's dtype, shape, device, layout or values are not a count per row
+OUT_OF_MEMORY = "out of memory"  # the call failed to allocate: the kernel's own allocations, or a card others fill
 OTHER = ""  # anything else (older files, a problem no rule reads)
 
 

@@ -61,3 +61,19 @@ def test_wrong_rows_are_listed_with_case_and_seed() -> None:
     assert "row 1: expected 37, got 1" in msg and "row 2: expected 5, got 6" in msg
     assert "fp16-x-3x8-nan0.5" in msg and "seed 42" in msg
     assert result.expected_total == 42 and result.got_total == 7
+
+
+@pytest.mark.parametrize("raised", [torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 MiB"),
+                                    MemoryError(), ValueError("vocab must be even")])
+def test_a_failed_allocation_is_recorded_as_data(raised: BaseException) -> None:
+    """The allocator's error on in-domain input stays a failure, with OUT_OF_MEMORY beside it (the diagnosis reads
+    the kind, never the words); any other exception is a plain refusal."""
+    from harness.compare import failed_launch
+    from harness.guard import KernelRaised
+    from verdict.problem import OUT_OF_MEMORY
+
+    check = failed_launch(KernelRaised(raised), PARAMS, "wrapper", torch.zeros(3, dtype=torch.int32),
+                          torch.zeros(3, 8), None)
+    memory = isinstance(raised, (torch.OutOfMemoryError, MemoryError))
+    assert check.verdict == "refused" and not check.ok
+    assert [p.kind for p in check.problems] == ([OUT_OF_MEMORY] if memory else [])

@@ -32,6 +32,14 @@ PLANTS: list[Plant] = [
      "tests/nightly/test_nightly.py"),
     ("placeholders: a stale summary kept at start-up", "reports/placeholders.py",
      "        if path is None:\n            continue", "        if path is None or kind == \"markdown\":\n            continue", RUNS),
+    ("diagnosis: an allocation that failed read as the kernel refusing its input", "reports/diagnosis_rules.py",
+     "if r.verdict == REFUSED and not _out_of_memory(r)]", "if r.verdict == REFUSED]",
+     "tests/reports/test_diagnosis.py"),
+    ("diagnosis: out of memory ranked by its weight like the counts' evidence", "reports/diagnosis_base.py",
+     "        return replace(item, demoted=self.demoted) if self.demoted else item", "        return item",
+     "tests/reports/test_diagnosis.py"),
+    ("compare: a failed allocation not said as data", "harness/compare.py",
+     "if is_memory_error(raised) else ()", "if False else ()", "tests/harness/test_compare.py"),
 ]
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ from reports.diagnosis import NO_PATTERN, diagnose
 from reports.tables import diagnosis_block
 from cases.formats import fmt_of, hex_bits
 from cases.ieee import CLASS_BY_NAME, value_class
-from verdict.problem import COPIED, INPUT_MODIFIED, MALFORMED, PADDING_MODIFIED, SHARED_OUTPUT, STRAY_WRITE, Problem
+from verdict.problem import (COPIED, INPUT_MODIFIED, MALFORMED, OUT_OF_MEMORY, PADDING_MODIFIED, SHARED_OUTPUT,
+                             STRAY_WRITE, Problem)
 from verdict.record import POISON, CaseParams, Check, InputLayout, TestRecord, Unwritten, ValueClass, WrongRow
 
 pytestmark = pytest.mark.nan_reports
@@ -412,6 +413,28 @@ def test_refused() -> None:
     record = TestRecord(f"{FAMILY_TEST}[fp32-prefix-1x128-nan0.5-wrapper]", "failed", "refused", params,
                         checks=(check,), message="TypeError: no")
     assert first([record]) == ("contract", "in-domain input refused (an exception where counts were due)")
+
+
+def _out_of_memory(case_id: str, shape: tuple[int, ...], path: str) -> TestRecord:
+    """A call that raised the allocator's out-of-memory error on in-domain input, as harness.compare records it."""
+    params = _params("generated", case_id, shape)
+    text = "OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has 7.81 MiB free"
+    check = Check(params, path, "refused", 64, None, (Problem(OUT_OF_MEMORY, f"the call could not allocate: {text}"),),
+                  refusal=text)
+    return TestRecord(f"{FAMILY_TEST}[{case_id}-{path}]", "failed", "refused", params, checks=(check,), message=text)
+
+
+def test_out_of_memory_is_not_a_refusal_and_ranks_after_the_counts() -> None:
+    """A full card (the H100 with ten suites at once) made a predicate kernel's calls fail to allocate on nine
+    shapes; the predicate's four miscounted checks still lead, and the refusal item claims none of the nine."""
+    memory = [_out_of_memory(f"gen-s{i}-fp32-{i + 3}x8191", (i + 3, 8191), "wrapper") for i in range(9)]
+    wrong = [case("ieee", f"fp32-ieee-rows-{n}", (22, n), [_class_row(0, 0, "zero"), _class_row(0, n, "inf")],
+                  path=path) for n in (1000, 1024) for path in ("direct", "wrapper")]
+    found = diagnose([*memory, *wrong])
+    assert [(d.category, d.name.split(" (")[0]) for d in found] == [
+        ("predicate", "the NaN predicate"), ("device", "out of memory during the call")]
+    assert found[1].demoted and set(found[1].cases) == {r.id for r in memory}
+    assert first([*memory, *[replace(r, nodeid=r.nodeid + "x") for r in memory]])[0] == "device"
 
 
 def test_crash_not_explained_is_device() -> None:
