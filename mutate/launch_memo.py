@@ -110,11 +110,12 @@ def _value_key(value: Any) -> str:
     raise Unsupported(f"a global of type {type(value).__qualname__}")
 
 
-def _names(code: types.CodeType) -> set[str]:
+def code_names(code: types.CodeType) -> set[str]:
+    """Every name a function's code (and the code nested in it) looks up: its globals and attributes, a superset."""
     names = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            names |= _names(const)
+            names |= code_names(const)
     return names
 
 
@@ -131,7 +132,7 @@ def _code_key(jit: Any) -> str:
         source = inspect.getsource(fn)
     except (OSError, TypeError) as exc:
         raise Unsupported(f"no source for {fn.__qualname__}") from exc
-    names = _names(fn.__code__)
+    names = code_names(fn.__code__)
     parts = [source]
     for name in sorted(names):
         if name not in fn.__globals__:

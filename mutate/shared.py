@@ -15,6 +15,8 @@ import sys
 import types
 from typing import Any
 
+from mutate.launch_memo import code_names
+
 _MISSING = object()
 _PLAIN = (int, float, bool, str, bytes, type(None))
 
@@ -88,7 +90,7 @@ class _Same:
                 and self.values(fn_new.__kwdefaults__, fn_old.__kwdefaults__)):
             return False
         return all(self.values(fn_new.__globals__.get(n, _MISSING), fn_old.__globals__.get(n, _MISSING))
-                   for n in _names(fn_new.__code__))
+                   for n in code_names(fn_new.__code__))
 
     def values(self, a: Any, b: Any) -> bool:
         """Equal for the compiler: the same object, equal plain values (tuples of them), constexprs of equal
@@ -106,11 +108,3 @@ class _Same:
         value_a, value_b = getattr(a, "value", _MISSING), getattr(b, "value", _MISSING)  # tl.constexpr
         return type(a).__name__ == "constexpr" and self.values(value_a, value_b)
 
-
-def _names(code: types.CodeType) -> set[str]:
-    """Every name a function's code (and the code nested in it) looks up: its globals and attributes, a superset."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _names(const)
-    return names

@@ -96,7 +96,7 @@ PLANTS = [
      '        if getattr(config.option, "numprocesses", None) not in (None, 0, "0"):', "        if False:",
      "tests/harness/test_isolation.py"),
     ("shared: globals the kernel names not compared", "mutate/shared.py",
-     "                   for n in _names(fn_new.__code__))", "                   for n in ())",
+     "                   for n in code_names(fn_new.__code__))", "                   for n in ())",
      "tests/mutate/test_shared.py"),
     ("shared: defaults not compared", "mutate/shared.py",
      "        if not (self.values(fn_new.__defaults__, fn_old.__defaults__)", "        if not (True",
