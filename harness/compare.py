@@ -46,11 +46,15 @@ def layout_of(x: object) -> InputLayout | None:
                        alignment)
 
 
+def _raised(exc: BaseException) -> BaseException:
+    """What the kernel itself raised, when the guard wrapped it."""
+    return exc.original if isinstance(exc, KernelRaised) else exc
+
+
 def exception_text(exc: BaseException) -> str:
     """`Type: first line` of an exception (of the kernel's own, when the guard wrapped it): what a refusal or a
     fault is recorded and shown as."""
-    if isinstance(exc, KernelRaised):
-        exc = exc.original
+    exc = _raised(exc)
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
 
@@ -61,8 +65,8 @@ def failed_launch(exc: BaseException, params: CaseParams, path: str, expected: t
     (an allocation that failed is said as data: the diagnosis tells it from a kernel that refuses the input)."""
     text = exception_text(exc)
     verdict = DEVICE_FAULT if any_fault(text) else REFUSED
-    raised = exc.original if isinstance(exc, KernelRaised) else exc
-    memory = (Problem(OUT_OF_MEMORY, f"the call could not allocate: {text[:200]}"),) if is_memory_error(raised) else ()
+    memory = (Problem(OUT_OF_MEMORY, f"the call could not allocate: {text[:200]}"),) if is_memory_error(_raised(exc)) \
+        else ()
     return Check(params, path, verdict, sum(sealed.int_list(expected)), None, problems=memory, card=card,
                  input_desc=describe_input(logits), refusal=text, layout=layout_of(logits),
                  rows=len(sealed.int_list(expected)))

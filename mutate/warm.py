@@ -59,8 +59,7 @@ class Serve:
         self.recorder: Recorder | None = None  # the running job's line tracer, if it traces
 
     def reply(self, message: dict[str, Any]) -> None:
-        self.reply_to.write(json.dumps(message) + "\n")
-        self.reply_to.flush()
+        send(self.reply_to, message)
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: pytest.Config) -> None:
@@ -192,21 +191,23 @@ class Serve:
         return None
 
 
+def send(reply: IO[str], message: dict[str, Any]) -> None:
+    """One reply: a JSON line, flushed (the orchestrator reads it as it comes)."""
+    reply.write(json.dumps(message) + "\n")
+    reply.flush()
+
+
 def serve(reply: IO[str], jobs: IO[str], tests: list[str], fast: list[str],
           handle: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     """The job loop of either worker: `ready` with the tests it can run, then one reply per job line; the harness's
     own failure in a job is said, and the worker goes on."""
-    def send(message: dict[str, Any]) -> None:
-        reply.write(json.dumps(message) + "\n")
-        reply.flush()
-
-    send({"op": "ready", "cases": tests, "fast": fast, "pid": os.getpid()})
+    send(reply, {"op": "ready", "cases": tests, "fast": fast, "pid": os.getpid()})
     for line in jobs:
         if line.strip():
             try:
-                send(handle(json.loads(line)))
+                send(reply, handle(json.loads(line)))
             except Exception:  # noqa: BLE001 - the harness's own failure: said, and the worker goes on
-                send({"op": "done", "status": "error", "message": traceback.format_exc()[-4000:]})
+                send(reply, {"op": "done", "status": "error", "message": traceback.format_exc()[-4000:]})
 
 
 def compiled(job: dict[str, Any]) -> dict[str, Any]:
@@ -257,11 +258,12 @@ def _imported_from(module: str, paths: list[str]) -> Iterator[None]:
 
 def session_argv(device: str, kernel: str, paths: list[str], families: list[str], select: str, log: Path,
                  pytest_args: list[str]) -> list[str]:
-    """The worker's pytest: the suite in this process, every test collected (a selection narrows it), no HTML or
-    JUnit page (they would keep every report of every mutant), no log capture (nothing reads it; 1.7 ms a test), no
-    reruns (a kill is a kill)."""
-    args = ["--device", device, "-q", "-p", "no:randomly", "-p", "no:logging", IN_PROCESS, f"--basetemp={log.with_suffix('.tmp')}",
-            f"--nan-json={log.with_suffix('.json')}", "--html=", "--junitxml=", "--nan-markdown=", "--nan-reruns=0",
+    """The worker's pytest: the suite in this process, every test collected (a selection narrows it), no results
+    file, HTML or JUnit page (the replies say what ran; the worker keeps no collector of records), no log capture
+    (nothing reads it; 1.7 ms a test), no reruns (a kill is a kill)."""
+    args = ["--device", device, "-q", "-p", "no:randomly", "-p", "no:logging", IN_PROCESS,
+            f"--basetemp={log.with_suffix('.tmp')}", "--nan-json=", "--html=", "--junitxml=", "--nan-markdown=",
+            "--nan-reruns=0",
             "--kernel", kernel,
             *[f"--kernel-path={p}" for p in paths], *[f"--nan-family={f}" for f in families],
             *(["-m", select] if select else []), *pytest_args]
@@ -275,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kernel-path", action="append", default=[])
     p.add_argument("--nan-family", action="append", default=[])
     p.add_argument("--select", default="", help="a marker expression narrowing the tests collected")
-    p.add_argument("--log", default="worker.log", help="the worker's log (its session's reports go beside it)")
+    p.add_argument("--log", default="worker.log", help="the worker's log (its session's temporary files go beside it)")
     p.add_argument("--compile-only", action="store_true", help="only compile jobs, never the interpreter (CPU)")
     p.add_argument("--threads", type=int, default=0, help="torch's CPU threads (0: torch's default)")
     argv = list(sys.argv[1:] if argv is None else argv)

@@ -102,6 +102,11 @@ def _out_of_memory(r: TestRecord) -> bool:
     return bool(bad) and all(any(p.kind == OUT_OF_MEMORY for p in c.problems) for c in bad)
 
 
+def _refusal(r: TestRecord) -> str:
+    """The first exception a check of the test recorded."""
+    return next((c.refusal for c in r.checks if c.refusal), "")
+
+
 def _first_line(r: TestRecord) -> str:
     return r.message.splitlines()[0][:200] if r.message else ""
 
@@ -261,12 +266,12 @@ RULES: tuple[Rule, ...] = (
                     + _detail(c, c.wrong_rows[0].describe() if c.wrong_rows else c.verdict))),
     Pattern("device", "out of memory during the call (the kernel's own allocations, or a card other processes fill)",
             lambda records: [r for r in failing(records) if r.verdict == REFUSED and _out_of_memory(r)],
-            _tests(lambda r: next((c.refusal for c in r.checks if c.refusal), "")),
+            _tests(_refusal),
             demoted="not the counts: an allocation failed and no count was wrong; run the test alone to tell the "
                     "kernel's own allocations from a card other processes fill"),
     Pattern("contract", "in-domain input refused (an exception where counts were due)",
             lambda records: [r for r in failing(records) if r.verdict == REFUSED and not _out_of_memory(r)],
-            _tests(lambda r: next((c.refusal for c in r.checks if c.refusal), ""))),
+            _tests(_refusal)),
     Pattern("device", "device fault", _ended_in(DEVICE_FAULT), _tests(_first_line)),
     Pattern("device", "process crash", _ended_in(CRASH), _tests(_first_line)),
     Pattern("device", "timeout (a hung kernel)", _ended_in(TIMEOUT), _tests(_first_line)),

@@ -39,7 +39,7 @@ PLANTS: list[Plant] = [
      "        return replace(item, demoted=self.demoted) if self.demoted else item", "        return item",
      "tests/reports/test_diagnosis.py"),
     ("compare: a failed allocation not said as data", "harness/compare.py",
-     "if is_memory_error(raised) else ()", "if False else ()", "tests/harness/test_compare.py"),
+     "if is_memory_error(_raised(exc))", "if False", "tests/harness/test_compare.py"),
 ]
 
 if __name__ == "__main__":
