@@ -74,7 +74,10 @@ class _Same:
         key = (id(new), id(old))
         if key not in self.known:
             self.known[key] = True  # a recursive call assumes so; the answer below decides
-            self.known[key] = self._kernels(new, old)
+            try:
+                self.known[key] = self._kernels(new, old)
+            except AttributeError:  # a Triton whose JITFunction lacks a field read here: not shown equal, not shared
+                self.known[key] = False
         return self.known[key]
 
     def _kernels(self, new: Any, old: Any) -> bool:

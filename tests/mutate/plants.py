@@ -107,6 +107,9 @@ PLANTS = [
      '        options = ("do_not_specialize", ', '        options = (', "tests/mutate/test_shared.py"),
     ("shared: source not compared", "mutate/shared.py",
      "type(new) is not type(old) or new.src != old.src", "type(new) is not type(old)", "tests/mutate/test_shared.py"),
+    ("shared: a Triton without a field read raises instead of not sharing", "mutate/shared.py",
+     "            except AttributeError:  # a Triton whose", "            except ZeroDivisionError:  # a Triton whose",
+     "tests/mutate/test_shared.py"),
 ]
 if __name__ == "__main__":
     sys.exit(run_plants(PLANTS, sys.argv[1:]))

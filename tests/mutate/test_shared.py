@@ -135,3 +135,13 @@ def test_changed_option_is_not_shared(packages: tuple[Path, list[str]]) -> None:
     old, new, _ = _pair(packages, kernels=KERNELS.replace("@triton.jit\ndef plain",
                                                           "@triton.jit(do_not_specialize=['n'])\ndef plain"))
     assert new.plain is not old.plain
+
+
+def test_a_kernel_missing_a_field_is_not_shared() -> None:
+    """A Triton whose JITFunction lacks a field the comparison reads: the copy keeps its own kernel, nothing raises."""
+    from mutate.shared import _Same
+
+    class Bare:  # a jit function type with no `src`, `fn` or options
+        pass
+
+    assert _Same(Bare).kernels(Bare(), Bare()) is False
